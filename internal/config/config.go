@@ -1,0 +1,165 @@
+// Package config loads and validates agentd's configuration. It is the only
+// package that reads configuration files or environment variables; the
+// rest of the daemon receives typed values.
+package config
+
+import "github.com/agentd/agentd/internal/manifest"
+
+// Config is the whole configuration, as read from config.toml.
+type Config struct {
+	// Home is AGENTD_HOME; not read from the file.
+	Home string `toml:"-" json:"-"`
+	// File is the path the config was loaded from; not read from the file.
+	File string `toml:"-" json:"-"`
+
+	Listen    string `toml:"listen" json:"listen"`           // default 127.0.0.1:4200
+	APIKey    Secret `toml:"api_key" json:"api_key"`         // literal key (the only literal secret allowed)
+	APIKeyEnv string `toml:"api_key_env" json:"api_key_env"` // or the env var holding it
+	// PublicURL is the externally visible base URL used in Agent Cards
+	// when the daemon runs behind a proxy; empty = derive from requests.
+	PublicURL string `toml:"public_url" json:"public_url"`
+	LogLevel  string `toml:"log_level" json:"log_level"` // debug, info, warn, error
+	// DefaultAgent serves /.well-known/agent-card.json and `agentd acp`
+	// without --agent; empty = the first configured agent.
+	DefaultAgent string `toml:"default_agent" json:"default_agent"`
+	// AgentsDir holds extra agents/*.toml manifests; default HOME/agents.
+	AgentsDir string `toml:"agents_dir" json:"agents_dir"`
+
+	Providers  map[string]Provider `toml:"providers" json:"providers"`
+	Agents     []manifest.Manifest `toml:"agents" json:"agents"`
+	MCPServers []MCPServer         `toml:"mcp_servers" json:"mcp_servers"`
+	MCP        MCPServe            `toml:"mcp" json:"mcp"`
+	A2A        A2A                 `toml:"a2a" json:"a2a"`
+	ACP        ACP                 `toml:"acp" json:"acp"`
+	Tools      Tools               `toml:"tools" json:"tools"`
+	Limits     Limits              `toml:"limits" json:"limits"`
+}
+
+// Secret is a string that never prints: String, GoString, MarshalJSON and
+// slog's LogValue all redact it. Reveal returns the value.
+type Secret string
+
+// Reveal returns the secret's value, for the one place that compares it.
+func (s Secret) Reveal() string { return string(s) }
+
+// Provider configures one LLM provider.
+type Provider struct {
+	// Kind is openai, anthropic or gemini. openai also covers every
+	// OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, ...).
+	Kind      string `toml:"kind" json:"kind"`
+	BaseURL   string `toml:"base_url" json:"base_url,omitempty"`
+	APIKeyEnv string `toml:"api_key_env" json:"api_key_env,omitempty"` // empty = no key (local servers)
+	// MaxRetries on 429/5xx; default 3.
+	MaxRetries int `toml:"max_retries" json:"max_retries,omitempty"`
+	// TimeoutSecs bounds one model call; default 300.
+	TimeoutSecs int `toml:"timeout_secs" json:"timeout_secs,omitempty"`
+}
+
+// MCPServer is one upstream MCP server: the seed's [[mcp_servers]] block.
+type MCPServer struct {
+	Name        string       `toml:"name" json:"name"`
+	Transport   MCPTransport `toml:"transport" json:"transport"`
+	TimeoutSecs int          `toml:"timeout_secs" json:"timeout_secs,omitempty"` // default 30
+	// Env lists the names of environment variables passed through to a
+	// stdio server; everything else is cleared but PATH, HOME and TMPDIR.
+	Env []string `toml:"env" json:"env,omitempty"`
+	// Headers are sent on HTTP and SSE requests. A value "${NAME}" or
+	// containing ${NAME} is expanded from the environment at connect time.
+	// Values are redacted in logs and in the API.
+	Headers map[string]string `toml:"headers" json:"headers,omitempty"`
+	// AllowedTools: nil = every tool (with a warning), empty = none,
+	// otherwise names or globs of the upstream's tool names.
+	AllowedTools *[]string `toml:"allowed_tools" json:"allowed_tools,omitempty"`
+	Enabled      *bool     `toml:"enabled" json:"enabled,omitempty"` // nil = true
+	// AllowPrivate lets an HTTP/SSE URL point at loopback or private
+	// addresses (refused by the SSRF guard otherwise).
+	AllowPrivate bool `toml:"allow_private" json:"allow_private,omitempty"`
+}
+
+// MCPTransport says how to reach an MCP server.
+type MCPTransport struct {
+	Type    string   `toml:"type" json:"type"` // stdio, sse, http
+	Command string   `toml:"command" json:"command,omitempty"`
+	Args    []string `toml:"args" json:"args,omitempty"`
+	Dir     string   `toml:"dir" json:"dir,omitempty"`
+	URL     string   `toml:"url" json:"url,omitempty"`
+}
+
+// MCPServe configures agentd's own MCP server endpoints.
+type MCPServe struct {
+	// Path of the Streamable HTTP endpoint; default /mcp.
+	Path string `toml:"path" json:"path"`
+	// ExposeTools also serves the full tool set (built-in + upstream) on
+	// the endpoint, through the same runner and policy.
+	ExposeTools bool `toml:"expose_tools" json:"expose_tools"`
+	// AllowedOrigins are accepted in the Origin header besides loopback.
+	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins,omitempty"`
+	// Gateways serve one upstream server's tools unprefixed at
+	// /mcp/gateway/{server}.
+	Gateways []string `toml:"gateways" json:"gateways,omitempty"`
+}
+
+// A2A configures the A2A server and client: the seed's [a2a] block.
+type A2A struct {
+	Enabled    bool   `toml:"enabled" json:"enabled"`
+	ListenPath string `toml:"listen_path" json:"listen_path"` // default /a2a
+	// PublicCard serves Agent Cards without auth; default true.
+	PublicCard     *bool           `toml:"public_card" json:"public_card,omitempty"`
+	MaxTasks       int             `toml:"max_tasks" json:"max_tasks"` // default 1000
+	ExternalAgents []ExternalAgent `toml:"external_agents" json:"external_agents"`
+}
+
+// ExternalAgent is a remote A2A agent discovered at start.
+type ExternalAgent struct {
+	Name string `toml:"name" json:"name"`
+	URL  string `toml:"url" json:"url"`
+	// TokenEnv names an env var holding a bearer token for the agent.
+	TokenEnv     string `toml:"token_env" json:"token_env,omitempty"`
+	AllowPrivate bool   `toml:"allow_private" json:"allow_private,omitempty"`
+}
+
+// ACP configures `agentd acp`: the headless agent's [acp] block.
+type ACP struct {
+	Name    string `toml:"name" json:"name"`       // agentInfo.name; default agentd
+	Version string `toml:"version" json:"version"` // agentInfo.version; default the build version
+	// UserTrust labels editor prompt content: trusted or untrusted.
+	UserTrust string `toml:"user_trust" json:"user_trust"`
+	// AuthTokenEnv, when set, requires `authenticate` with that token.
+	AuthTokenEnv string `toml:"auth_token_env" json:"auth_token_env,omitempty"`
+}
+
+// Tools configures the tool runner and the built-in tools.
+type Tools struct {
+	TimeoutSecs    int            `toml:"timeout_secs" json:"timeout_secs"`         // default 60
+	Timeouts       map[string]int `toml:"timeouts" json:"timeouts,omitempty"`       // per tool name, seconds
+	MaxResultChars int            `toml:"max_result_chars" json:"max_result_chars"` // default 50000
+	LoopGuard      int            `toml:"loop_guard" json:"loop_guard"`             // identical calls in a row; default 3
+	// Untrusted maps tool patterns to "allow", "ask" or "deny" while
+	// untrusted data is in the context. Default: shell_exec and file_write ask.
+	Untrusted    map[string]string `toml:"untrusted" json:"untrusted,omitempty"`
+	WebFetch     WebFetch          `toml:"web_fetch" json:"web_fetch"`
+	Shell        Shell             `toml:"shell" json:"shell"`
+	AgentSendMax int               `toml:"agent_send_max_depth" json:"agent_send_max_depth"` // default 3
+}
+
+// WebFetch configures the web_fetch tool.
+type WebFetch struct {
+	AllowPrivate bool     `toml:"allow_private" json:"allow_private"`
+	AllowHosts   []string `toml:"allow_hosts" json:"allow_hosts,omitempty"` // hosts exempt from the SSRF guard
+	MaxBytes     int      `toml:"max_bytes" json:"max_bytes"`               // default 2 MB
+}
+
+// Shell configures the shell_exec tool.
+type Shell struct {
+	TimeoutSecs    int `toml:"timeout_secs" json:"timeout_secs"`         // default 30
+	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"` // default 64 KiB
+}
+
+// Limits bounds what clients may send.
+type Limits struct {
+	RatePerSec     float64 `toml:"rate_per_sec" json:"rate_per_sec"`           // per client; default 50
+	Burst          int     `toml:"burst" json:"burst"`                         // default 100
+	MaxBodyBytes   int64   `toml:"max_body_bytes" json:"max_body_bytes"`       // default 10 MB
+	ReadTimeoutSec int     `toml:"read_timeout_secs" json:"read_timeout_secs"` // default 30
+	IdleTimeoutSec int     `toml:"idle_timeout_secs" json:"idle_timeout_secs"` // default 120
+}

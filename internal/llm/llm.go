@@ -1,0 +1,167 @@
+// Package llm is the provider-neutral vocabulary for talking to language
+// models: messages, tool definitions, streamed deltas and the Provider
+// interface every vendor adapter (openai, anthropic, gemini) implements.
+//
+// It imports no vendor SDK; adapters live in subpackages so the agent loop
+// can be tested against any of them, or a fake, through one contract.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Role says who wrote a message.
+type Role string
+
+// Roles. The system prompt is not a message: it travels in Request.System,
+// because every vendor treats it differently.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	// RoleTool carries the results of the tool calls of the preceding
+	// assistant message.
+	RoleTool Role = "tool"
+)
+
+// Part is one piece of user or assistant content: text or an image.
+type Part struct {
+	Text  string `json:"text,omitempty"`
+	Image *Image `json:"image,omitempty"`
+}
+
+// Image is inline image data passed to models that accept images.
+type Image struct {
+	MIMEType string `json:"mime_type"`
+	Data     []byte `json:"data"`
+}
+
+// ToolCall is the model's request to run one tool.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResult answers one ToolCall.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role  Role   `json:"role"`
+	Parts []Part `json:"parts,omitempty"`
+	// Thinking is reasoning text the model exposed, kept for display; it is
+	// not sent back to providers.
+	Thinking    string       `json:"thinking,omitempty"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+}
+
+// Text concatenates the text parts of m.
+func (m Message) Text() string {
+	var s string
+	for _, p := range m.Parts {
+		s += p.Text
+	}
+	return s
+}
+
+// TextMessage builds a message with a single text part.
+func TextMessage(role Role, text string) Message {
+	return Message{Role: role, Parts: []Part{{Text: text}}}
+}
+
+// ToolDef describes a tool to the model. InputSchema is raw JSON Schema of
+// type object, passed through to the vendor unchanged.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Request is one model call.
+type Request struct {
+	Model       string
+	System      string
+	Messages    []Message
+	Tools       []ToolDef
+	MaxTokens   int      // 0 = provider default
+	Temperature *float64 // nil = provider default
+}
+
+// DeltaKind says what a streamed Delta carries.
+type DeltaKind int
+
+// Delta kinds.
+const (
+	DeltaText DeltaKind = iota
+	DeltaThinking
+)
+
+// Delta is a streamed fragment of the model's answer.
+type Delta struct {
+	Kind DeltaKind
+	Text string
+}
+
+// Usage counts tokens of one call.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// StopReason says why the model stopped.
+type StopReason string
+
+// Stop reasons, normalised across vendors.
+const (
+	StopEndTurn   StopReason = "end_turn"
+	StopToolUse   StopReason = "tool_use"
+	StopMaxTokens StopReason = "max_tokens"
+	StopRefusal   StopReason = "refusal"
+)
+
+// Response is the complete answer of one call, assembled from the stream.
+type Response struct {
+	Message    Message // Role is RoleAssistant
+	Usage      Usage
+	StopReason StopReason
+}
+
+// Provider streams one model call. onDelta is called from the calling
+// goroutine for every text or thinking fragment, in order, before Generate
+// returns the assembled response. Cancelling ctx aborts the stream.
+type Provider interface {
+	Generate(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error)
+}
+
+// ErrAuth is wrapped by AuthError; test with errors.Is.
+var ErrAuth = errors.New("llm: authentication failed")
+
+// AuthError reports a rejected or missing API key and names the
+// environment variable the user should set.
+type AuthError struct {
+	Provider string
+	EnvVar   string
+	Err      error
+}
+
+func (e *AuthError) Error() string {
+	msg := fmt.Sprintf("%s: authentication failed", e.Provider)
+	if e.EnvVar != "" {
+		msg += fmt.Sprintf(" (set %s to a valid API key)", e.EnvVar)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *AuthError) Unwrap() []error { return []error{ErrAuth, e.Err} }

@@ -1,0 +1,212 @@
+// Package store defines agentd's persistence contract: agents, sessions and
+// their messages, A2A tasks, agent memory, the audit log and MCP server
+// registrations. Backends (sqlite today) live in subpackages and must pass
+// the contract suite in storetest.
+//
+// Records carry protocol payloads as opaque JSON so that this package stays
+// independent of every protocol and of the agent loop.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Sentinel errors every backend returns (possibly wrapped).
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	// ErrConflict reports an optimistic-concurrency failure: the record
+	// changed since the version the caller read.
+	ErrConflict = errors.New("concurrent modification")
+)
+
+// Agent is a persisted agent manifest. The manifest itself is opaque JSON
+// owned by the agent package.
+type Agent struct {
+	Name      string
+	Manifest  json.RawMessage
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// AgentStore persists agents created at runtime.
+type AgentStore interface {
+	// PutAgent creates or replaces the agent named a.Name.
+	PutAgent(ctx context.Context, a Agent) error
+	GetAgent(ctx context.Context, name string) (Agent, error)
+	ListAgents(ctx context.Context) ([]Agent, error)
+	DeleteAgent(ctx context.Context, name string) error
+}
+
+// Session is one conversation with one agent.
+type Session struct {
+	ID        string
+	Agent     string
+	Title     string
+	Origin    string // "http", "mcp", "a2a", "acp", "cli": where it started
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Message is one stored message of a session. Content is the agent
+// package's JSON encoding of the message; Role is copied out for queries.
+type Message struct {
+	SessionID string
+	Seq       int64 // assigned by the store, 1-based, gapless per session
+	Role      string
+	Content   json.RawMessage
+	CreatedAt time.Time
+}
+
+// SessionFilter narrows ListSessions. Zero values mean no filter.
+type SessionFilter struct {
+	Agent  string
+	Limit  int // 0 = no limit
+	Offset int
+}
+
+// SessionStore persists sessions and their messages.
+type SessionStore interface {
+	CreateSession(ctx context.Context, s Session) error
+	GetSession(ctx context.Context, id string) (Session, error)
+	// ListSessions returns sessions, most recently updated first.
+	ListSessions(ctx context.Context, f SessionFilter) ([]Session, error)
+	// DeleteSession removes the session and its messages.
+	DeleteSession(ctx context.Context, id string) error
+	// AppendMessages appends msgs atomically, assigns their Seq, and bumps
+	// the session's UpdatedAt. It returns the messages as stored.
+	AppendMessages(ctx context.Context, sessionID string, msgs []Message) ([]Message, error)
+	// Messages returns the session's messages in Seq order.
+	Messages(ctx context.Context, sessionID string) ([]Message, error)
+}
+
+// Task is a persisted A2A task. Data is the protocol's JSON for the whole
+// task (status, history, artifacts); the other fields are copies for
+// queries and eviction.
+type Task struct {
+	ID        string
+	ContextID string
+	Agent     string
+	State     string
+	Terminal  bool
+	Owner     string
+	Data      json.RawMessage
+	Version   int64 // assigned by the store; starts at 1, +1 per update
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// TaskFilter narrows ListTasks. Zero values mean no filter.
+type TaskFilter struct {
+	ContextID    string
+	Agent        string
+	State        string
+	Owner        string
+	UpdatedAfter time.Time
+	Limit        int // 0 = no limit
+	Offset       int
+}
+
+// TaskStore persists A2A tasks.
+type TaskStore interface {
+	// CreateTask stores a new task with Version 1; ErrExists if the ID is taken.
+	CreateTask(ctx context.Context, t Task) (version int64, err error)
+	// UpdateTask replaces the task if its stored version is prevVersion
+	// (prevVersion 0 skips the check); ErrConflict otherwise, ErrNotFound
+	// if absent. It returns the new version.
+	UpdateTask(ctx context.Context, t Task, prevVersion int64) (version int64, err error)
+	GetTask(ctx context.Context, id string) (Task, error)
+	// ListTasks returns matching tasks, most recently updated first, and
+	// the total number of matches ignoring Limit and Offset.
+	ListTasks(ctx context.Context, f TaskFilter) (tasks []Task, total int, err error)
+	// PruneTasks deletes the oldest terminal tasks until at most keep tasks
+	// remain (non-terminal tasks are never deleted) and returns how many
+	// it deleted.
+	PruneTasks(ctx context.Context, keep int) (int, error)
+	// FailRunningTasks marks every non-terminal task as failed: used at
+	// start-up, since a run does not survive the process. update receives
+	// the stored task and returns the new Data and State.
+	FailRunningTasks(ctx context.Context, update func(Task) (data json.RawMessage, state string)) (int, error)
+}
+
+// Memory is one remembered fact of an agent.
+type Memory struct {
+	Agent     string
+	Key       string
+	Value     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// MemoryStore persists per-agent memory.
+type MemoryStore interface {
+	// PutMemory creates or replaces the value under (agent, key).
+	PutMemory(ctx context.Context, m Memory) error
+	// RecallMemory returns the agent's memories whose key or value contains
+	// query (case-insensitive; empty query matches all), most recently
+	// updated first, at most limit (0 = no limit).
+	RecallMemory(ctx context.Context, agent, query string, limit int) ([]Memory, error)
+	DeleteMemory(ctx context.Context, agent, key string) error
+}
+
+// AuditRecord is one tool call decision and outcome.
+type AuditRecord struct {
+	ID         int64 // assigned by the store
+	Time       time.Time
+	Agent      string
+	SessionID  string
+	Tool       string
+	ArgsDigest string // hex SHA-256 of the canonical arguments; never the arguments
+	Decision   string // allow, deny, ask, approved, rejected
+	Outcome    string // ok, error, timeout, denied, cancelled
+	Detail     string // short reason or error text; never a secret
+	Untrusted  bool   // the result came from an untrusted source
+	Duration   time.Duration
+}
+
+// AuditFilter narrows QueryAudit. Zero values mean no filter.
+type AuditFilter struct {
+	Agent     string
+	SessionID string
+	Tool      string
+	Since     time.Time
+	Limit     int // 0 = no limit
+}
+
+// AuditStore persists the audit log. It is append-only.
+type AuditStore interface {
+	AppendAudit(ctx context.Context, r AuditRecord) (int64, error)
+	// QueryAudit returns matching records, newest first.
+	QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
+}
+
+// MCPServer is an MCP server registered at runtime through the API. Config
+// is the config package's JSON for one [[mcp_servers]] entry.
+type MCPServer struct {
+	Name      string
+	Config    json.RawMessage
+	CreatedAt time.Time
+}
+
+// MCPServerStore persists runtime MCP server registrations.
+type MCPServerStore interface {
+	PutMCPServer(ctx context.Context, s MCPServer) error
+	ListMCPServers(ctx context.Context) ([]MCPServer, error)
+	DeleteMCPServer(ctx context.Context, name string) error
+}
+
+// Store is everything a backend provides. Consumers should depend on the
+// narrow interface they use.
+type Store interface {
+	AgentStore
+	SessionStore
+	TaskStore
+	MemoryStore
+	AuditStore
+	MCPServerStore
+	// Close releases the backend; it is safe to call once.
+	Close() error
+}

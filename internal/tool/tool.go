@@ -1,0 +1,84 @@
+// Package tool defines what a tool is, whatever its origin (built-in, an
+// upstream MCP server, an A2A agent, the editor), the registry that merges
+// every source, and the Runner: the one security pipeline each call passes
+// through (capability check, policy, approval, timeout, truncation, loop
+// guard, taint labelling and audit).
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Origin says where a tool comes from. Results of every origin but
+// OriginBuiltin are untrusted unless the tool says otherwise.
+type Origin string
+
+// Origins.
+const (
+	OriginBuiltin Origin = "builtin"
+	OriginMCP     Origin = "mcp"
+	OriginA2A     Origin = "a2a"
+	OriginEditor  Origin = "editor"
+)
+
+// Spec describes a tool to models and protocol edges.
+type Spec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"` // JSON Schema, type object
+	Origin      Origin          `json:"origin"`
+	// Server names the upstream (MCP server or A2A agent) for non-builtin tools.
+	Server string `json:"server,omitempty"`
+	// Untrusted marks results as untrusted data (MCP results, A2A replies,
+	// fetched web pages).
+	Untrusted bool `json:"untrusted,omitempty"`
+	// ReadOnly hints that the tool changes nothing (for editors' UIs).
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Timeout overrides the runner's default per-call timeout, in seconds.
+	TimeoutSecs int `json:"timeout_secs,omitempty"`
+}
+
+// Call is one invocation of a tool, as the tool sees it.
+type Call struct {
+	Agent     string
+	SessionID string
+	// Workspace is the agent's workspace directory (absolute).
+	Workspace string
+	Args      json.RawMessage
+	// Depth counts nested agent_send calls, to stop cycles.
+	Depth int
+	// Progress reports intermediate status of a long call; never nil.
+	Progress func(message string, progress, total float64)
+}
+
+// Result is what a tool returns. Tool failures the model should see (bad
+// arguments, a file not found, an upstream tool error) are results with
+// IsError set; a Go error from Call means the call could not be made at all
+// and is reported to the model as an error result too.
+type Result struct {
+	Content string
+	IsError bool
+	// Structured is optional machine-readable output (MCP structured
+	// content, A2A data parts), passed through to protocol edges.
+	Structured json.RawMessage
+}
+
+// Tool is something an agent can call.
+type Tool interface {
+	Spec() Spec
+	Call(ctx context.Context, c *Call) (Result, error)
+}
+
+// Source provides a changing set of tools (an MCP server connection, the
+// A2A client). Tools is called on every listing, so it must be cheap.
+type Source interface {
+	Tools() []Tool
+}
+
+// ErrUnknownTool is returned when a name resolves to no tool.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// ErrDisconnected is returned by tools whose upstream went away mid-call.
+var ErrDisconnected = errors.New("upstream disconnected")
