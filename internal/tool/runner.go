@@ -1,0 +1,402 @@
+package tool
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/store"
+)
+
+// AuditLog receives one record per call. store.AuditStore satisfies it.
+type AuditLog interface {
+	AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error)
+}
+
+// ApprovalRequest is a question the pipeline asks a human through whatever
+// edge started the run.
+type ApprovalRequest struct {
+	Agent     string
+	SessionID string
+	CallID    string
+	Tool      string
+	Args      json.RawMessage
+	Reason    string
+}
+
+// Approver answers approval requests. Edges implement it: ACP asks the
+// editor, A2A and HTTP can ask their client; a nil Approver denies.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req ApprovalRequest) (bool, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
+	return f(ctx, req)
+}
+
+// Lookup finds tools by name and lists them. *Registry satisfies it.
+type Lookup interface {
+	List() []Tool
+	Lookup(name string) (Tool, bool)
+}
+
+// RunnerOptions configures a Runner. Zero values take the defaults.
+type RunnerOptions struct {
+	Timeout        time.Duration  // default 60 s
+	Timeouts       map[string]int // per tool name, seconds
+	MaxResultChars int            // default 50,000
+	LoopGuard      int            // the Nth identical consecutive call is refused; default 3
+	Audit          AuditLog       // nil = no audit (tests only)
+	Logger         *slog.Logger
+}
+
+// Runner is the one pipeline every tool call passes through.
+type Runner struct {
+	tools Lookup
+	opts  RunnerOptions
+	log   *slog.Logger
+}
+
+// NewRunner returns a runner over tools.
+func NewRunner(tools Lookup, opts RunnerOptions) *Runner {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	if opts.MaxResultChars <= 0 {
+		opts.MaxResultChars = 50_000
+	}
+	if opts.LoopGuard <= 0 {
+		opts.LoopGuard = 3
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{tools: tools, opts: opts, log: log}
+}
+
+// ScopeParams describe the run a Scope serves.
+type ScopeParams struct {
+	Agent     string
+	SessionID string
+	Workspace string
+	Depth     int
+	Rules     *policy.Rules
+	Approver  Approver
+	// Extra tools visible to this run only (an editor's MCP servers or
+	// file system); they take precedence over registry tools.
+	Extra []Tool
+	// Tainted starts the scope with untrusted data already in context
+	// (a resumed session that saw untrusted results).
+	Tainted bool
+}
+
+// Scope is the runner bound to one run: it tracks taint and the loop guard
+// across the run's calls. It is safe for concurrent calls.
+type Scope struct {
+	r *Runner
+	p ScopeParams
+
+	mu       sync.Mutex
+	tainted  bool
+	lastCall string
+	repeats  int
+	always   map[string]bool // tools approved "always" in this scope
+}
+
+// Scope starts a scope for one run.
+func (r *Runner) Scope(p ScopeParams) *Scope {
+	if p.Rules == nil {
+		p.Rules = &policy.Rules{}
+	}
+	return &Scope{r: r, p: p, tainted: p.Tainted, always: map[string]bool{}}
+}
+
+// Tainted reports whether untrusted data has entered the run.
+func (s *Scope) Tainted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tainted
+}
+
+// Specs returns the tools this agent may see, sorted by name.
+func (s *Scope) Specs() []Spec {
+	var out []Spec
+	seen := map[string]bool{}
+	add := func(t Tool) {
+		sp := t.Spec()
+		if seen[sp.Name] {
+			return
+		}
+		seen[sp.Name] = true
+		if s.p.Rules.Visible(policy.Call{Tool: sp.Name, Server: sp.Server}).Action == policy.Allow {
+			out = append(out, sp)
+		}
+	}
+	for _, t := range s.p.Extra {
+		add(t)
+	}
+	for _, t := range s.r.tools.List() {
+		add(t)
+	}
+	return out
+}
+
+// Defs returns Specs as model tool definitions.
+func (s *Scope) Defs() []llm.ToolDef {
+	specs := s.Specs()
+	defs := make([]llm.ToolDef, len(specs))
+	for i, sp := range specs {
+		defs[i] = llm.ToolDef{Name: sp.Name, Description: sp.Description, InputSchema: sp.InputSchema}
+	}
+	return defs
+}
+
+func (s *Scope) lookup(name string) (Tool, bool) {
+	for _, t := range s.p.Extra {
+		if t.Spec().Name == name {
+			return t, true
+		}
+	}
+	return s.r.tools.Lookup(name)
+}
+
+// Outcome is the result of one call through the pipeline.
+type Outcome struct {
+	Result llm.ToolResult
+	// Structured is the tool's machine-readable output, if any.
+	Structured json.RawMessage
+	Untrusted  bool
+	Decision   string // allow, deny, approved, rejected
+	Duration   time.Duration
+}
+
+// Call runs one tool call through the pipeline. It never returns an error:
+// every failure becomes an error result the model can read, so a denied or
+// broken call never crashes the run.
+func (s *Scope) Call(ctx context.Context, call llm.ToolCall, progress func(msg string, progress, total float64)) Outcome {
+	start := time.Now()
+	if progress == nil {
+		progress = func(string, float64, float64) {}
+	}
+	out := s.call(ctx, call, progress)
+	out.Duration = time.Since(start)
+	out.Result.CallID = call.ID
+	out.Result.Name = call.Name
+	s.audit(ctx, call, out)
+	return out
+}
+
+func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(string, float64, float64)) Outcome {
+	t, ok := s.lookup(call.Name)
+	if !ok {
+		return refused("deny", fmt.Sprintf("unknown tool %q: it does not exist or its server is disconnected", call.Name))
+	}
+	spec := t.Spec()
+	args := call.Arguments
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return refused("deny", fmt.Sprintf("arguments for %q are not valid JSON; send a JSON object matching the tool's input schema", call.Name))
+	}
+	digest := Digest(call.Name, args)
+
+	s.mu.Lock()
+	if digest == s.lastCall {
+		s.repeats++
+	} else {
+		s.lastCall, s.repeats = digest, 1
+	}
+	repeats, tainted, always := s.repeats, s.tainted, s.always[call.Name]
+	s.mu.Unlock()
+	if repeats >= s.r.opts.LoopGuard {
+		return refused("deny", fmt.Sprintf("refused: %q was called with identical arguments %d times in a row; the result will not change, so use the previous result or try something else", call.Name, repeats))
+	}
+
+	d := s.p.Rules.Decide(policy.Call{Tool: call.Name, Server: spec.Server, Tainted: tainted})
+	decision := "allow"
+	switch d.Action {
+	case policy.Deny:
+		return refused("deny", "denied: "+d.Reason)
+	case policy.Ask:
+		if !always {
+			ok, err := s.ask(ctx, call, args, d.Reason)
+			if err != nil {
+				return refused("rejected", fmt.Sprintf("denied: %s; approval failed: %v", d.Reason, err))
+			}
+			if !ok {
+				return refused("rejected", "denied: "+d.Reason+"; the user rejected the call")
+			}
+		}
+		decision = "approved"
+	}
+
+	timeout := s.r.opts.Timeout
+	if secs, ok := s.r.opts.Timeouts[call.Name]; ok && secs > 0 {
+		timeout = time.Duration(secs) * time.Second
+	} else if spec.TimeoutSecs > 0 {
+		timeout = time.Duration(spec.TimeoutSecs) * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := t.Call(cctx, &Call{
+		Agent: s.p.Agent, SessionID: s.p.SessionID, Workspace: s.p.Workspace,
+		Args: args, Depth: s.p.Depth, Progress: progress,
+	})
+	untrusted := spec.Untrusted || spec.Origin == OriginMCP || spec.Origin == OriginA2A
+	if untrusted {
+		s.mu.Lock()
+		s.tainted = true
+		s.mu.Unlock()
+	}
+	out := Outcome{Decision: decision, Untrusted: untrusted, Structured: res.Structured}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		out.Result = llm.ToolResult{Content: "cancelled", IsError: true}
+	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
+		out.Result = llm.ToolResult{Content: fmt.Sprintf("tool %q timed out after %s", call.Name, timeout), IsError: true}
+	case err != nil:
+		out.Result = llm.ToolResult{Content: fmt.Sprintf("tool %q failed: %v", call.Name, err), IsError: true}
+	default:
+		out.Result = llm.ToolResult{Content: res.Content, IsError: res.IsError}
+	}
+	out.Result.Content = Truncate(out.Result.Content, s.r.opts.MaxResultChars)
+	if untrusted {
+		out.Result.Content = WrapUntrusted(sourceLabel(spec), out.Result.Content)
+	}
+	return out
+}
+
+func (s *Scope) ask(ctx context.Context, call llm.ToolCall, args json.RawMessage, reason string) (bool, error) {
+	if s.p.Approver == nil {
+		return false, errors.New("no one can approve calls on this connection")
+	}
+	ok, err := s.p.Approver.Approve(ctx, ApprovalRequest{
+		Agent: s.p.Agent, SessionID: s.p.SessionID, CallID: call.ID, Tool: call.Name, Args: args, Reason: reason,
+	})
+	return ok, err
+}
+
+// AllowAlways records that the user approved every call of tool for the
+// rest of this scope ("allow always" in an editor).
+func (s *Scope) AllowAlways(tool string) {
+	s.mu.Lock()
+	s.always[tool] = true
+	s.mu.Unlock()
+}
+
+func refused(decision, msg string) Outcome {
+	return Outcome{Decision: decision, Result: llm.ToolResult{Content: msg, IsError: true}}
+}
+
+func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
+	if s.r.opts.Audit == nil {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case out.Decision == "deny" || out.Decision == "rejected":
+		outcome = "denied"
+	case out.Result.Content == "cancelled":
+		outcome = "cancelled"
+	case out.Result.IsError:
+		outcome = "error"
+	}
+	detail := ""
+	if out.Result.IsError {
+		detail = firstLine(out.Result.Content, 200)
+	}
+	rec := store.AuditRecord{
+		Time: time.Now().UTC(), Agent: s.p.Agent, SessionID: s.p.SessionID, Tool: call.Name,
+		ArgsDigest: Digest(call.Name, call.Arguments), Decision: out.Decision, Outcome: outcome,
+		Detail: detail, Untrusted: out.Untrusted, Duration: out.Duration,
+	}
+	// The audit write must happen even when the run was cancelled.
+	if _, err := s.r.opts.Audit.AppendAudit(context.WithoutCancel(ctx), rec); err != nil {
+		s.r.log.Error("audit write failed", "tool", call.Name, "err", err)
+	}
+}
+
+// Digest is the hex SHA-256 of the tool name and its compacted arguments:
+// stable for equal calls, and revealing nothing of the arguments.
+func Digest(name string, args json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	var buf bytes.Buffer
+	if json.Compact(&buf, args) == nil {
+		h.Write(buf.Bytes())
+	} else {
+		h.Write(args)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Truncate cuts s to at most max characters (runes) and says how much
+// was cut, so the model knows the result is partial.
+func Truncate(s string, max int) string {
+	n := utf8.RuneCountInString(s)
+	if max <= 0 || n <= max {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if cut == max {
+			s = s[:i]
+			break
+		}
+		cut++
+	}
+	return fmt.Sprintf("%s\n[truncated: showing %d of %d characters]", s, max, n)
+}
+
+const (
+	untrustedOpen  = "<untrusted-data source=%q>\n"
+	untrustedClose = "</untrusted-data>"
+)
+
+// WrapUntrusted puts content in a delimited block that tells the model it
+// is data, not instructions. A closing tag inside the content is defused so
+// the data cannot end the block early.
+func WrapUntrusted(source, content string) string {
+	content = strings.ReplaceAll(content, untrustedClose, "</untrusted-data\u200b>")
+	return fmt.Sprintf(untrustedOpen, source) + content + "\n" + untrustedClose
+}
+
+// IsUntrustedBlock reports whether s was produced by WrapUntrusted.
+func IsUntrustedBlock(s string) bool {
+	return strings.HasPrefix(s, "<untrusted-data source=") && strings.HasSuffix(s, untrustedClose)
+}
+
+func sourceLabel(sp Spec) string {
+	if sp.Server != "" {
+		return string(sp.Origin) + ":" + sp.Server
+	}
+	return string(sp.Origin) + ":" + sp.Name
+}
+
+func firstLine(s string, max int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > max {
+		s = s[:max]
+	}
+	return s
+}
