@@ -1,0 +1,409 @@
+// Package agent is agentd's core: the directory of agents, and the loop
+// that runs one turn of a conversation (model → tool calls → results →
+// repeat) over a persisted session, emitting a stream of typed events.
+//
+// Every protocol edge (HTTP, MCP, A2A, ACP) calls Kernel.Run and translates
+// its events; this package imports no edge and no protocol or vendor SDK.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// Errors of a run.
+var (
+	ErrSessionNotFound = errors.New("session not found")
+	// ErrSessionBusy is returned when a session already has a run in
+	// progress: turns of one conversation are strictly sequential.
+	ErrSessionBusy = errors.New("session is busy with another turn")
+	// ErrNoModel is returned when an agent of a model-free kind (such as
+	// the MCP proxy) is asked to run the model loop.
+	ErrNoModel = errors.New("agent has no model")
+	// ErrWrongAgent is returned when a session is resumed with an agent
+	// other than the one that started it.
+	ErrWrongAgent = errors.New("session belongs to another agent")
+)
+
+// Providers resolves a provider name from the config to a Provider.
+type Providers interface {
+	Provider(name string) (llm.Provider, error)
+}
+
+// Options are the kernel's dependencies.
+type Options struct {
+	Agents    *Agents
+	Providers Providers
+	Runner    *tool.Runner
+	Sessions  store.SessionStore
+	Logger    *slog.Logger
+	// Workspace returns an agent's absolute workspace directory.
+	Workspace func(m manifest.Manifest) string
+	// Untrusted is the policy while untrusted data is in the context.
+	Untrusted map[string]policy.Action
+	// MaxIterations bounds model calls per run when the manifest does not;
+	// default 25.
+	MaxIterations int
+	// MaxDepth bounds nested agent_send calls; default 3.
+	MaxDepth int
+}
+
+// Kernel runs agents.
+type Kernel struct {
+	opts Options
+	log  *slog.Logger
+
+	mu   sync.Mutex
+	busy map[string]bool // session ids with a run in progress
+}
+
+// New returns a kernel.
+func New(opts Options) *Kernel {
+	if opts.MaxIterations <= 0 {
+		opts.MaxIterations = 25
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = 3
+	}
+	if opts.Workspace == nil {
+		opts.Workspace = func(m manifest.Manifest) string { return m.Workspace }
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Kernel{opts: opts, log: log, busy: map[string]bool{}}
+}
+
+// Agents returns the agent directory.
+func (k *Kernel) Agents() *Agents { return k.opts.Agents }
+
+// Runner returns the tool runner, for edges that call tools directly.
+func (k *Kernel) Runner() *tool.Runner { return k.opts.Runner }
+
+// Rules returns the policy rules of agent m.
+func (k *Kernel) Rules(m manifest.Manifest) *policy.Rules {
+	return &policy.Rules{Capabilities: m.Tools, Servers: m.MCPServers, Untrusted: k.opts.Untrusted}
+}
+
+// RunRequest asks for one turn of an agent.
+type RunRequest struct {
+	Agent string
+	// SessionID continues a conversation; "" starts a new one. A new
+	// session gets NewSessionID unless it is set (edges such as A2A choose
+	// their own ids).
+	SessionID    string
+	NewSessionID string
+	Input        llm.Message // Role must be user
+	Origin       string      // "http", "mcp", "a2a", "acp", "cli", "agent"
+	Approver     tool.Approver
+	// ExtraTools are visible to this run only (an editor's tools).
+	ExtraTools []tool.Tool
+	Depth      int
+	// OnEvent receives the run's events, serialised, in order. It must not
+	// block for long: it runs on the loop's goroutine.
+	OnEvent func(Event)
+	// OnScope, if set, receives the run's tool scope before the first model
+	// call, so an edge can record "allow always" decisions.
+	OnScope func(*tool.Scope)
+}
+
+// RunResult is the outcome of a run.
+type RunResult struct {
+	SessionID  string
+	Message    llm.Message // the final assistant message
+	StopReason StopReason
+	Usage      llm.Usage
+	Iterations int
+}
+
+// Run runs one turn. A cancelled ctx ends the run with StopCancelled and a
+// nil error; the history stays valid for the next turn.
+func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
+	emit := serialise(req.OnEvent)
+	res, err := k.run(ctx, req, emit)
+	if err != nil {
+		emit(Event{Type: EventError, SessionID: sessionOf(res, req), Error: err.Error()})
+		return res, err
+	}
+	msg := res.Message
+	emit(Event{Type: EventFinal, SessionID: res.SessionID, Message: &msg, StopReason: res.StopReason, Usage: &res.Usage})
+	return res, nil
+}
+
+func sessionOf(res *RunResult, req *RunRequest) string {
+	if res != nil {
+		return res.SessionID
+	}
+	return req.SessionID
+}
+
+func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*RunResult, error) {
+	entry, err := k.opts.Agents.Get(ctx, req.Agent)
+	if err != nil {
+		return nil, err
+	}
+	m := entry.Manifest
+	if m.Kind != "" && m.Kind != manifest.KindLLM {
+		return nil, fmt.Errorf("%w: agent %q is of kind %q", ErrNoModel, m.Name, m.Kind)
+	}
+	if req.Input.Role != llm.RoleUser {
+		return nil, fmt.Errorf("run agent %q: input must be a user message", m.Name)
+	}
+	provider, err := k.opts.Providers.Provider(m.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("agent %q: %w", m.Name, err)
+	}
+
+	sess, history, err := k.openSession(ctx, req, m)
+	if err != nil {
+		return nil, err
+	}
+	if !k.acquire(sess.ID) {
+		return nil, fmt.Errorf("%w: %s", ErrSessionBusy, sess.ID)
+	}
+	defer k.release(sess.ID)
+	emit(Event{Type: EventSession, SessionID: sess.ID})
+
+	res := &RunResult{SessionID: sess.ID}
+	input := k.prepareInput(req.Input, m)
+	scope := k.opts.Runner.Scope(tool.ScopeParams{
+		Agent: m.Name, SessionID: sess.ID, Workspace: k.opts.Workspace(m), Depth: req.Depth,
+		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: tainted(history),
+	})
+	if req.OnScope != nil {
+		req.OnScope(scope)
+	}
+	// Untrusted flags of stored tool results travel with the message.
+	history = append(history, input)
+	if err := k.persist(ctx, sess.ID, input); err != nil {
+		return res, err
+	}
+
+	maxIter := m.MaxIterations
+	if maxIter <= 0 {
+		maxIter = k.opts.MaxIterations
+	}
+	for res.Iterations < maxIter {
+		res.Iterations++
+		resp, err := provider.Generate(ctx, &llm.Request{
+			Model: m.Model, System: m.SystemPrompt, Messages: history, Tools: scope.Defs(),
+			MaxTokens: m.MaxTokens, Temperature: m.Temperature,
+		}, func(d llm.Delta) {
+			typ := EventText
+			if d.Kind == llm.DeltaThinking {
+				typ = EventThinking
+			}
+			emit(Event{Type: typ, SessionID: sess.ID, Text: d.Text})
+		})
+		if ctx.Err() != nil {
+			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if err != nil {
+			return res, fmt.Errorf("model %s/%s: %w", m.Provider, m.Model, err)
+		}
+		res.Usage.InputTokens += resp.Usage.InputTokens
+		res.Usage.OutputTokens += resp.Usage.OutputTokens
+		reply := resp.Message
+		reply.Role = llm.RoleAssistant
+		res.Message = reply
+		history = append(history, reply)
+		if err := k.persist(ctx, sess.ID, reply); err != nil {
+			return res, err
+		}
+		if len(reply.ToolCalls) == 0 {
+			switch resp.StopReason {
+			case llm.StopMaxTokens:
+				res.StopReason = StopMaxTokens
+			case llm.StopRefusal:
+				res.StopReason = StopRefusal
+			default:
+				res.StopReason = StopEndTurn
+			}
+			return res, nil
+		}
+		results := k.callTools(ctx, scope, sess.ID, reply.ToolCalls, emit)
+		history = append(history, results)
+		// Results are stored even when cancelled, so every tool call in
+		// the history has its answer and the next turn is valid.
+		if err := k.persist(context.WithoutCancel(ctx), sess.ID, results); err != nil {
+			return res, err
+		}
+		if ctx.Err() != nil {
+			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if m.TokenBudget > 0 && res.Usage.InputTokens+res.Usage.OutputTokens >= m.TokenBudget {
+			res.StopReason = StopTokenBudget
+			return res, nil
+		}
+	}
+	res.StopReason = StopMaxIterations
+	return res, nil
+}
+
+// callTools runs the calls of one model reply, in parallel, and returns the
+// tool message answering all of them in the order they were asked.
+func (k *Kernel) callTools(ctx context.Context, scope *tool.Scope, sessionID string, calls []llm.ToolCall, emit func(Event)) llm.Message {
+	results := make([]llm.ToolResult, len(calls))
+	untrusted := make([]bool, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		emit(Event{Type: EventToolStarted, SessionID: sessionID, ToolCall: &c})
+		wg.Go(func() {
+			out := scope.Call(ctx, c, func(msg string, progress, total float64) {
+				emit(Event{Type: EventToolProgress, SessionID: sessionID, ToolCall: &c,
+					Progress: &Progress{Message: msg, Progress: progress, Total: total}})
+			})
+			results[i], untrusted[i] = out.Result, out.Untrusted
+			emit(Event{Type: EventToolFinished, SessionID: sessionID, ToolCall: &c, ToolResult: &out.Result, Untrusted: out.Untrusted})
+		})
+	}
+	wg.Wait()
+	return llm.Message{Role: llm.RoleTool, ToolResults: results}
+}
+
+// prepareInput drops images for models that cannot take them, saying so in
+// the text, instead of failing the vendor call.
+func (k *Kernel) prepareInput(in llm.Message, m manifest.Manifest) llm.Message {
+	if m.Images {
+		return in
+	}
+	out := llm.Message{Role: in.Role}
+	dropped := 0
+	for _, p := range in.Parts {
+		if p.Image != nil {
+			dropped++
+			continue
+		}
+		out.Parts = append(out.Parts, p)
+	}
+	if dropped > 0 {
+		out.Parts = append(out.Parts, llm.Part{Text: fmt.Sprintf("\n[%d image(s) omitted: agent %q's model does not accept images]", dropped, m.Name)})
+	}
+	return out
+}
+
+func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest) (store.Session, []llm.Message, error) {
+	if req.SessionID == "" {
+		id := req.NewSessionID
+		if id == "" {
+			id = NewID()
+		}
+		now := time.Now().UTC()
+		s := store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, CreatedAt: now, UpdatedAt: now}
+		if err := k.opts.Sessions.CreateSession(ctx, s); err != nil {
+			return s, nil, fmt.Errorf("create session: %w", err)
+		}
+		return s, nil, nil
+	}
+	s, msgs, err := k.Session(ctx, req.SessionID)
+	if err != nil {
+		return s, nil, err
+	}
+	if s.Agent != m.Name {
+		return s, nil, fmt.Errorf("%w: session %s belongs to %q, not %q", ErrWrongAgent, s.ID, s.Agent, m.Name)
+	}
+	return s, msgs, nil
+}
+
+// Session returns a stored session and its messages.
+func (k *Kernel) Session(ctx context.Context, id string) (store.Session, []llm.Message, error) {
+	s, err := k.opts.Sessions.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return s, nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
+	}
+	if err != nil {
+		return s, nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	stored, err := k.opts.Sessions.Messages(ctx, id)
+	if err != nil {
+		return s, nil, fmt.Errorf("load messages of session %s: %w", id, err)
+	}
+	msgs := make([]llm.Message, 0, len(stored))
+	for _, sm := range stored {
+		var msg llm.Message
+		if err := json.Unmarshal(sm.Content, &msg); err != nil {
+			return s, nil, fmt.Errorf("decode message %d of session %s: %w", sm.Seq, id, err)
+		}
+		msgs = append(msgs, msg)
+	}
+	return s, msgs, nil
+}
+
+func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message) error {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	_, err = k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{{
+		SessionID: sessionID, Role: string(msg.Role), Content: data, CreatedAt: time.Now().UTC(),
+	}})
+	if err != nil {
+		return fmt.Errorf("save message to session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+func (k *Kernel) acquire(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.busy[id] {
+		return false
+	}
+	k.busy[id] = true
+	return true
+}
+
+func (k *Kernel) release(id string) {
+	k.mu.Lock()
+	delete(k.busy, id)
+	k.mu.Unlock()
+}
+
+// tainted reports whether a stored history already holds untrusted data,
+// so a resumed conversation keeps its taint.
+func tainted(history []llm.Message) bool {
+	for _, m := range history {
+		for _, r := range m.ToolResults {
+			if tool.IsUntrustedBlock(r.Content) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func title(m llm.Message) string {
+	t := []rune(m.Text())
+	if len(t) > 80 {
+		t = append(t[:77], '.', '.', '.')
+	}
+	return string(t)
+}
+
+// serialise makes f safe to call from the parallel tool goroutines and
+// keeps event order per emitter.
+func serialise(f func(Event)) func(Event) {
+	if f == nil {
+		return func(Event) {}
+	}
+	var mu sync.Mutex
+	return func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		f(e)
+	}
+}

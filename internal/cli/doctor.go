@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/internal/store/sqlite"
+)
+
+// runDoctor checks what usually goes wrong and says how to fix it. It
+// exits non-zero when something that blocks `agentd start` is broken.
+func runDoctor(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("doctor")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	failed := false
+	report := func(ok bool, what, detail string) {
+		mark := "ok  "
+		if !ok {
+			mark = "FAIL"
+			failed = true
+		}
+		fmt.Fprintf(e.stdout, "[%s] %-22s %s\n", mark, what, detail)
+	}
+	note := func(what, detail string) { fmt.Fprintf(e.stdout, "[info] %-22s %s\n", what, detail) }
+
+	cfg, err := e.loadConfig(false)
+	if err != nil {
+		report(false, "config", err.Error())
+		return errors.New("config is invalid")
+	}
+	report(true, "config", cfg.File)
+
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		report(false, "home", err.Error())
+	} else if db, err := sqlite.Open(ctx, cfg.StorePath(), nil); err != nil {
+		report(false, "store", err.Error())
+	} else {
+		probe := filepath.Join(cfg.Home, ".doctor-probe")
+		werr := os.WriteFile(probe, []byte("ok"), 0o600)
+		os.Remove(probe)
+		db.Close()
+		if werr != nil {
+			report(false, "store", "home is not writable: "+werr.Error())
+		} else {
+			report(true, "store", cfg.StorePath())
+		}
+	}
+
+	names := make([]string, 0, len(cfg.Providers))
+	for n := range cfg.Providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	used := map[string]bool{}
+	for _, a := range cfg.Agents {
+		used[a.Provider] = true
+	}
+	for _, n := range names {
+		p := cfg.Providers[n]
+		label := "provider " + n
+		switch {
+		case p.BaseURL != "" && (strings.Contains(p.BaseURL, "127.0.0.1") || strings.Contains(p.BaseURL, "localhost")):
+			ok := probeHTTP(ctx, strings.TrimSuffix(strings.TrimSuffix(p.BaseURL, "/"), "/v1")+"/")
+			if ok {
+				report(true, label, "local server answers at "+p.BaseURL)
+			} else if used[n] {
+				report(false, label, "no server at "+p.BaseURL+" (start it, e.g. `ollama serve`)")
+			} else {
+				note(label, "no server at "+p.BaseURL+" (unused)")
+			}
+		case p.APIKeyEnv != "":
+			if v, ok := cfg.LookupSecret(p.APIKeyEnv); ok && v != "" {
+				report(true, label, p.APIKeyEnv+" is set")
+			} else if used[n] {
+				report(false, label, "set "+p.APIKeyEnv+" (used by an agent)")
+			} else {
+				note(label, p.APIKeyEnv+" not set (unused)")
+			}
+		default:
+			note(label, "no key configured")
+		}
+	}
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err == nil {
+		ln.Close()
+		report(true, "port", cfg.Listen+" is free")
+	} else if c, _, cerr := e.client(); cerr == nil {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		h, herr := c.Health(hctx)
+		cancel()
+		if herr == nil {
+			note("port", fmt.Sprintf("agentd %s is already running on %s", h.Version, cfg.Listen))
+		} else {
+			report(false, "port", cfg.Listen+" is taken by another program: "+err.Error())
+		}
+	}
+	if failed {
+		return errors.New("some checks failed")
+	}
+	return nil
+}
+
+func probeHTTP(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return true
+}

@@ -1,0 +1,353 @@
+// Package daemon is agentd's composition root: it builds the store, the
+// LLM providers, the tool registry and runner, the kernel and every
+// protocol edge from a Config, wires them by constructors, and serves them
+// on one HTTP listener. Nothing else in agentd constructs components.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/internal/builtin"
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/httpapi"
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/mcpclient"
+	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/store/sqlite"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// Options tune a Daemon beyond its config.
+type Options struct {
+	Logger *slog.Logger
+	// ConnectMCP connects the configured MCP servers in the background;
+	// false for one-shot commands that need no upstreams.
+	ConnectMCP bool
+}
+
+// Daemon is a running agentd: every component, built and wired.
+type Daemon struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	started time.Time
+
+	Store  *sqlite.DB
+	Tools  *tool.Registry
+	Kernel *agent.Kernel
+	MCP    *mcpclient.Manager
+
+	mux *http.ServeMux
+}
+
+// New builds a daemon from cfg. ctx bounds start-up work only.
+func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: http.NewServeMux()}
+
+	db, err := sqlite.Open(ctx, cfg.StorePath(), &sqlite.Options{Logger: log.With("component", "store")})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	d.Store = db
+
+	d.Tools = tool.NewRegistry()
+	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{
+		Timeout:        time.Duration(cfg.Tools.TimeoutSecs) * time.Second,
+		Timeouts:       cfg.Tools.Timeouts,
+		MaxResultChars: cfg.Tools.MaxResultChars,
+		LoopGuard:      cfg.Tools.LoopGuard,
+		Audit:          db,
+		Logger:         log.With("component", "tools"),
+	})
+	untrusted := map[string]policy.Action{}
+	for pat, s := range cfg.Tools.Untrusted {
+		a, err := policy.ParseAction(s)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("tools.untrusted[%q]: %w", pat, err)
+		}
+		untrusted[pat] = a
+	}
+	d.Kernel = agent.New(agent.Options{
+		Agents:    agent.NewAgents(cfg.Agents, db),
+		Providers: newProviders(cfg, log),
+		Runner:    runner,
+		Sessions:  db,
+		Logger:    log.With("component", "agent"),
+		Workspace: func(m manifest.Manifest) string { return cfg.WorkspaceDir(m.Name, m) },
+		Untrusted: untrusted,
+		MaxDepth:  cfg.Tools.AgentSendMax,
+	})
+
+	d.Tools.Add(builtin.FileTools()...)
+	d.Tools.Add(builtin.ShellExec(builtin.ShellOptions{
+		Timeout:        time.Duration(cfg.Tools.Shell.TimeoutSecs) * time.Second,
+		MaxOutputBytes: cfg.Tools.Shell.MaxOutputBytes,
+	}))
+	d.Tools.Add(builtin.WebFetch(builtin.WebFetchOptions{
+		Policy:   &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts},
+		MaxBytes: cfg.Tools.WebFetch.MaxBytes,
+		Timeout:  30 * time.Second,
+	}))
+	d.Tools.Add(builtin.MemoryTools(db)...)
+	d.Tools.Add(d.Kernel.Tools()...)
+
+	d.MCP = mcpclient.NewManager(mcpclient.Options{
+		Logger:    log.With("component", "mcp-client"),
+		LookupEnv: cfg.LookupSecret,
+		Guard:     func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} },
+		Home:      cfg.Home,
+	})
+	d.Tools.AddSource(d.MCP)
+	d.Tools.Add(d.MCP.ResourceTools()...)
+	d.MCP.OnToolsChanged(d.Tools.Changed)
+	if opts.ConnectMCP {
+		servers, err := d.mcpServers(ctx)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		// Connections happen in the background: the daemon is healthy
+		// before slow servers finish, and one failure blocks nothing.
+		d.MCP.Start(context.WithoutCancel(ctx), servers)
+	}
+
+	api := httpapi.New(httpapi.Options{
+		Kernel: d.Kernel, Store: db, Tools: d.Tools, MCP: mcpAdmin{d},
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started,
+	})
+	api.Register(d.mux)
+	return d, nil
+}
+
+// mcpServers merges the config's servers with those registered at runtime.
+func (d *Daemon) mcpServers(ctx context.Context) ([]config.MCPServer, error) {
+	servers := slices.Clone(d.cfg.MCPServers)
+	stored, err := d.Store.ListMCPServers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load mcp servers: %w", err)
+	}
+	for _, s := range stored {
+		var c config.MCPServer
+		if err := json.Unmarshal(s.Config, &c); err != nil {
+			d.log.Error("skipping stored mcp server with bad config", "server", s.Name, "err", err)
+			continue
+		}
+		servers = append(servers, c)
+	}
+	return servers, nil
+}
+
+// Config returns the daemon's configuration.
+func (d *Daemon) Config() *config.Config { return d.cfg }
+
+// Handler returns the daemon's HTTP handler with its middleware.
+func (d *Daemon) Handler() http.Handler {
+	public := slices.Clone(httpapi.PublicPaths)
+	return httpapi.Protect(d.mux, httpapi.ProtectOptions{
+		APIKey:       d.cfg.APIKeyValue(),
+		Public:       func(p string) bool { return slices.Contains(public, p) || d.publicCard(p) },
+		RatePerSec:   d.cfg.Limits.RatePerSec,
+		Burst:        d.cfg.Limits.Burst,
+		MaxBodyBytes: d.cfg.Limits.MaxBodyBytes,
+		Logger:       d.log,
+	})
+}
+
+// publicCard reports whether p is an Agent Card path served without auth.
+func (d *Daemon) publicCard(p string) bool {
+	if d.cfg.A2A.PublicCard != nil && !*d.cfg.A2A.PublicCard {
+		return false
+	}
+	return p == "/.well-known/agent-card.json" || p == "/.well-known/agent.json" ||
+		(strings.HasPrefix(p, "/a2a/agents/") && strings.HasSuffix(p, "/.well-known/agent-card.json"))
+}
+
+// ErrInsecureListen is returned when asked to listen beyond loopback
+// without an API key.
+var ErrInsecureListen = errors.New("refusing to listen on a non-loopback address without an api_key")
+
+// Listen opens the daemon's listener after the loopback check.
+func (d *Daemon) Listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = d.cfg.Listen
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if !isLoopback(host) && d.cfg.APIKeyValue() == "" {
+		return nil, fmt.Errorf("%w (%s): set api_key or api_key_env in %s", ErrInsecureListen, addr, d.cfg.File)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves HTTP on ln until ctx is cancelled, then shuts down
+// gracefully: stop accepting, let requests finish for a grace period, then
+// cancel the rest.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
+	baseCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
+	srv := &http.Server{
+		Handler:           d.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Duration(d.cfg.Limits.ReadTimeoutSec) * time.Second,
+		// Streams (SSE, A2A, MCP) clear their own write deadline.
+		WriteTimeout: 5 * time.Minute,
+		IdleTimeout:  time.Duration(d.cfg.Limits.IdleTimeoutSec) * time.Second,
+		BaseContext:  func(net.Listener) context.Context { return baseCtx },
+		ErrorLog:     slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	d.log.Info("agentd listening", "addr", ln.Addr().String(), "version", buildinfo.Version(), "home", d.cfg.Home)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	d.log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		// After a short grace, cancel runs still streaming so Shutdown
+		// does not wait the full period for long agent turns.
+		select {
+		case <-time.After(3 * time.Second):
+			cancelRuns()
+		case <-shutCtx.Done():
+		}
+	}()
+	err := srv.Shutdown(shutCtx)
+	<-errc
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// Close releases everything: MCP connections (and their child processes)
+// first, then the store.
+func (d *Daemon) Close() error {
+	var errs []error
+	if d.MCP != nil {
+		errs = append(errs, d.MCP.Close())
+	}
+	if d.Store != nil {
+		errs = append(errs, d.Store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// mcpAdmin adapts the MCP client manager and the store to the API.
+type mcpAdmin struct{ d *Daemon }
+
+func (a mcpAdmin) Servers(ctx context.Context) (any, error) {
+	status := a.d.MCP.Status()
+	configured, err := a.d.mcpServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type entry struct {
+		config.MCPServer
+		Source string `json:"source"`
+	}
+	stored := map[string]bool{}
+	if recs, err := a.d.Store.ListMCPServers(ctx); err == nil {
+		for _, r := range recs {
+			stored[r.Name] = true
+		}
+	}
+	cfgOut := make([]entry, 0, len(configured))
+	for _, c := range configured {
+		c.Headers = config.RedactHeaders(c.Headers)
+		src := "config"
+		if stored[c.Name] {
+			src = "api"
+		}
+		cfgOut = append(cfgOut, entry{c, src})
+	}
+	connected := make([]mcpclient.ServerStatus, 0, len(status))
+	for _, s := range status {
+		if s.State == mcpclient.StateConnected {
+			connected = append(connected, s)
+		}
+	}
+	return map[string]any{"configured": cfgOut, "connected": connected, "servers": status, "total_configured": len(cfgOut), "total_connected": len(connected)}, nil
+}
+
+func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
+	var c config.MCPServer
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return fmt.Errorf("mcp server config: %w", err)
+	}
+	if err := config.ValidateMCPServer(c); err != nil {
+		return err
+	}
+	for _, s := range a.d.cfg.MCPServers {
+		if s.Name == c.Name {
+			return fmt.Errorf("%w: mcp server %q is defined in the config file", store.ErrExists, c.Name)
+		}
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := a.d.MCP.Add(ctx, c); err != nil {
+		return err
+	}
+	if err := a.d.Store.PutMCPServer(ctx, store.MCPServer{Name: c.Name, Config: data, CreatedAt: time.Now().UTC()}); err != nil {
+		_ = a.d.MCP.Remove(ctx, c.Name)
+		return fmt.Errorf("persist mcp server %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+func (a mcpAdmin) Remove(ctx context.Context, name string) error {
+	for _, s := range a.d.cfg.MCPServers {
+		if s.Name == name {
+			return fmt.Errorf("%w: mcp server %q is defined in the config file", agent.ErrReadOnly, name)
+		}
+	}
+	if err := a.d.Store.DeleteMCPServer(ctx, name); err != nil {
+		return err
+	}
+	return a.d.MCP.Remove(ctx, name)
+}
+
+// ensureDir creates dir with owner-only permissions.
+func ensureDir(dir string) error {
+	return os.MkdirAll(filepath.Clean(dir), 0o700)
+}

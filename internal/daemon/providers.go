@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/anthropic"
+	"github.com/agentd/agentd/internal/llm/gemini"
+	"github.com/agentd/agentd/internal/llm/openai"
+)
+
+// providers builds LLM providers from the config on first use, so a
+// provider whose key is missing only fails the agents that use it, with an
+// error naming the variable to set.
+type providers struct {
+	cfg *config.Config
+	log *slog.Logger
+
+	mu    sync.Mutex
+	built map[string]llm.Provider
+}
+
+func newProviders(cfg *config.Config, log *slog.Logger) *providers {
+	return &providers{cfg: cfg, log: log, built: map[string]llm.Provider{}}
+}
+
+// Provider implements agent.Providers.
+func (p *providers) Provider(name string) (llm.Provider, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr, ok := p.built[name]; ok {
+		return pr, nil
+	}
+	pc, ok := p.cfg.Providers[name]
+	if !ok {
+		return nil, fmt.Errorf("provider %q is not configured (add [providers.%s] to %s)", name, name, p.cfg.File)
+	}
+	pr, err := buildProvider(name, pc, p.cfg, p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.built[name] = pr
+	return pr, nil
+}
+
+func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slog.Logger) (llm.Provider, error) {
+	key := ""
+	if pc.APIKeyEnv != "" {
+		v, ok := cfg.LookupSecret(pc.APIKeyEnv)
+		// A local OpenAI-compatible server (Ollama, llama.cpp) needs no
+		// key; hosted APIs do, and saying which variable is missing beats
+		// a 401 later.
+		if !ok || v == "" {
+			if pc.BaseURL == "" || pc.Kind != "openai" {
+				return nil, &llm.AuthError{Provider: name, EnvVar: pc.APIKeyEnv}
+			}
+		}
+		key = v
+	}
+	timeout := time.Duration(pc.TimeoutSecs) * time.Second
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	hc := &http.Client{Timeout: timeout}
+	log = log.With("provider", name)
+	switch pc.Kind {
+	case "openai":
+		return openai.New(openai.Options{BaseURL: pc.BaseURL, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
+	case "anthropic":
+		return anthropic.New(anthropic.Options{BaseURL: pc.BaseURL, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
+	case "gemini":
+		return gemini.New(gemini.Options{BaseURL: pc.BaseURL, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
+	}
+	return nil, fmt.Errorf("provider %q: unknown kind %q", name, pc.Kind)
+}

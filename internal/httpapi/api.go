@@ -1,0 +1,431 @@
+// Package httpapi is agentd's REST + SSE API: health, agents, messages
+// (JSON or a stream of events), sessions, tools, MCP servers and the audit
+// log. It is a thin edge: each handler decodes, calls the kernel, encodes.
+// Middleware (auth, rate limit, body limits) wraps the whole daemon mux.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// Store is what the API reads directly: sessions and the audit log.
+type Store interface {
+	store.SessionStore
+	store.AuditStore
+}
+
+// MCPAdmin manages upstream MCP servers at runtime. The daemon implements
+// it over the MCP client manager and the store.
+type MCPAdmin interface {
+	// Servers returns the servers' state in the seed's shape
+	// ({"configured": [...], "connected": [...]}).
+	Servers(ctx context.Context) (any, error)
+	// Add validates, persists and connects a server from its JSON config.
+	Add(ctx context.Context, cfg json.RawMessage) error
+	Remove(ctx context.Context, name string) error
+}
+
+// Options are the API's dependencies.
+type Options struct {
+	Kernel  *agent.Kernel
+	Store   Store
+	Tools   tool.Lookup
+	MCP     MCPAdmin // nil = MCP routes answer 503
+	Version string
+	Logger  *slog.Logger
+	// Started is when the daemon started, for uptime in health.
+	Started time.Time
+}
+
+// API serves the REST routes.
+type API struct {
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns the API.
+func New(opts Options) *API {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Started.IsZero() {
+		opts.Started = time.Now()
+	}
+	return &API{opts: opts, log: log}
+}
+
+// PublicPaths are the API routes that need no API key.
+var PublicPaths = []string{"/api/health"}
+
+// Register adds the API's routes to mux. This is the route table.
+func (a *API) Register(mux *http.ServeMux) {
+	h := func(pattern string, f func(http.ResponseWriter, *http.Request) error) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if err := f(w, r); err != nil {
+				writeError(w, a.log, r, err)
+			}
+		})
+	}
+	h("GET /api/health", a.health)
+	h("GET /api/agents", a.listAgents)
+	h("POST /api/agents", a.createAgent)
+	h("GET /api/agents/{name}", a.getAgent)
+	h("PUT /api/agents/{name}", a.updateAgent)
+	h("DELETE /api/agents/{name}", a.deleteAgent)
+	h("POST /api/agents/{name}/messages", a.sendMessage)
+	h("GET /api/sessions", a.listSessions)
+	h("GET /api/sessions/{id}", a.getSession)
+	h("DELETE /api/sessions/{id}", a.deleteSession)
+	h("GET /api/tools", a.listTools)
+	h("POST /api/tools/{name}/call", a.callTool)
+	h("GET /api/audit", a.queryAudit)
+	h("GET /api/mcp/servers", a.mcpServers)
+	h("POST /api/mcp/servers", a.addMCPServer)
+	h("DELETE /api/mcp/servers/{name}", a.removeMCPServer)
+	h("/api/", func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path)
+	})
+}
+
+// Health is the body of GET /api/health.
+type Health struct {
+	Status  string  `json:"status"`
+	Version string  `json:"version"`
+	Uptime  float64 `json:"uptime_seconds"`
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds()})
+	return nil
+}
+
+func (a *API) listAgents(w http.ResponseWriter, r *http.Request) error {
+	entries, err := a.opts.Kernel.Agents().List(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": entries, "total": len(entries)})
+	return nil
+}
+
+func (a *API) getAgent(w http.ResponseWriter, r *http.Request) error {
+	e, err := a.opts.Kernel.Agents().Get(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+func (a *API) createAgent(w http.ResponseWriter, r *http.Request) error {
+	var m manifest.Manifest
+	if err := decode(r, &m); err != nil {
+		return err
+	}
+	if _, err := a.opts.Kernel.Agents().Get(r.Context(), m.Name); err == nil {
+		return errorf(http.StatusConflict, "exists", "agent %q already exists; use PUT /api/agents/%s to replace it", m.Name, m.Name)
+	}
+	return a.putAgent(w, r, m, http.StatusCreated)
+}
+
+func (a *API) updateAgent(w http.ResponseWriter, r *http.Request) error {
+	var m manifest.Manifest
+	if err := decode(r, &m); err != nil {
+		return err
+	}
+	if m.Name == "" {
+		m.Name = r.PathValue("name")
+	}
+	if m.Name != r.PathValue("name") {
+		return errorf(http.StatusBadRequest, "bad_request", "name: %q does not match the URL's %q", m.Name, r.PathValue("name"))
+	}
+	return a.putAgent(w, r, m, http.StatusOK)
+}
+
+func (a *API) putAgent(w http.ResponseWriter, r *http.Request, m manifest.Manifest, status int) error {
+	if err := m.Validate(); err != nil {
+		return errorf(http.StatusBadRequest, "invalid", "%s", err)
+	}
+	if err := a.opts.Kernel.Agents().Put(r.Context(), m); err != nil {
+		return err
+	}
+	writeJSON(w, status, agent.Entry{Manifest: m, Source: "api"})
+	return nil
+}
+
+func (a *API) deleteAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := a.opts.Kernel.Agents().Delete(r.Context(), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// MessageRequest is the body of POST /api/agents/{name}/messages.
+type MessageRequest struct {
+	Message   string      `json:"message"`
+	SessionID string      `json:"session_id,omitempty"`
+	Images    []llm.Image `json:"images,omitempty"`
+	// Stream asks for an SSE stream of events (also chosen by
+	// "Accept: text/event-stream").
+	Stream bool `json:"stream,omitempty"`
+}
+
+// MessageResponse is the JSON reply of a non-streamed message.
+type MessageResponse struct {
+	SessionID  string           `json:"session_id"`
+	Text       string           `json:"text"`
+	StopReason agent.StopReason `json:"stop_reason"`
+	Usage      llm.Usage        `json:"usage"`
+	Iterations int              `json:"iterations"`
+}
+
+func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) error {
+	var req MessageRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.Message == "" && len(req.Images) == 0 {
+		return errorf(http.StatusBadRequest, "invalid", "message: required")
+	}
+	input := llm.TextMessage(llm.RoleUser, req.Message)
+	for i := range req.Images {
+		input.Parts = append(input.Parts, llm.Part{Image: &req.Images[i]})
+	}
+	run := &agent.RunRequest{Agent: r.PathValue("name"), SessionID: req.SessionID, Input: input, Origin: "http"}
+	if req.Stream || r.Header.Get("Accept") == "text/event-stream" {
+		return a.stream(w, r, run)
+	}
+	res, err := a.opts.Kernel.Run(r.Context(), run)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, MessageResponse{SessionID: res.SessionID, Text: res.Message.Text(),
+		StopReason: res.StopReason, Usage: res.Usage, Iterations: res.Iterations})
+	return nil
+}
+
+// stream runs the agent and writes each event as a server-sent event
+// ("event: <type>\ndata: <json>"). The client going away cancels the run.
+func (a *API) stream(w http.ResponseWriter, r *http.Request, run *agent.RunRequest) error {
+	// Resolve the agent first so a bad name is a plain 404, not a stream.
+	if _, err := a.opts.Kernel.Agents().Get(r.Context(), run.Agent); err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	// A long run must outlive the server's write timeout.
+	_ = rc.SetWriteDeadline(time.Time{})
+	run.OnEvent = func(e agent.Event) {
+		data, _ := json.Marshal(e)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, data)
+		_ = rc.Flush()
+	}
+	_, _ = a.opts.Kernel.Run(r.Context(), run) // errors were sent as an error event
+	return nil
+}
+
+func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
+	limit, offset, err := paging(r)
+	if err != nil {
+		return err
+	}
+	ss, err := a.opts.Store.ListSessions(r.Context(), store.SessionFilter{Agent: r.URL.Query().Get("agent"), Limit: limit, Offset: offset})
+	if err != nil {
+		return err
+	}
+	out := make([]sessionJSON, len(ss))
+	for i, s := range ss {
+		out[i] = toSessionJSON(s)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+	return nil
+}
+
+type sessionJSON struct {
+	ID        string        `json:"id"`
+	Agent     string        `json:"agent"`
+	Title     string        `json:"title"`
+	Origin    string        `json:"origin"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
+	Messages  []llm.Message `json:"messages,omitempty"`
+}
+
+func toSessionJSON(s store.Session) sessionJSON {
+	return sessionJSON{ID: s.ID, Agent: s.Agent, Title: s.Title, Origin: s.Origin, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}
+
+func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
+	s, msgs, err := a.opts.Kernel.Session(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := toSessionJSON(s)
+	out.Messages = msgs
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	if err := a.opts.Store.DeleteSession(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
+	tools := a.opts.Tools.List()
+	specs := make([]tool.Spec, len(tools))
+	for i, t := range tools {
+		specs[i] = t.Spec()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": specs, "total": len(specs)})
+	return nil
+}
+
+// callTool runs one tool through the full pipeline on behalf of the
+// operator (`agentd mcp call`), for debugging upstreams.
+func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
+	var args json.RawMessage
+	if err := decode(r, &args); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	if _, ok := a.opts.Tools.Lookup(name); !ok {
+		return errorf(http.StatusNotFound, "not_found", "tool %q not found", name)
+	}
+	scope := a.opts.Kernel.Runner().Scope(tool.ScopeParams{Agent: "operator", Rules: &policy.Rules{Capabilities: []string{"*"}}})
+	out := scope.Call(r.Context(), llm.ToolCall{ID: "api", Name: name, Arguments: args}, nil)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"content": out.Result.Content, "is_error": out.Result.IsError, "structured": out.Structured,
+		"untrusted": out.Untrusted, "duration_ms": out.Duration.Milliseconds(),
+	})
+	return nil
+}
+
+func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, _, err := paging(r)
+	if err != nil {
+		return err
+	}
+	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Limit: limit}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "invalid", "since: %q is not an RFC 3339 time", s)
+		}
+		f.Since = t
+	}
+	recs, err := a.opts.Store.QueryAudit(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	type rec struct {
+		store.AuditRecord
+		DurationMS float64 `json:"duration_ms"`
+	}
+	out := make([]rec, len(recs))
+	for i, x := range recs {
+		out[i] = rec{x, float64(x.Duration.Microseconds()) / 1000}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+	return nil
+}
+
+func (a *API) mcpServers(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.MCP == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
+	}
+	v, err := a.opts.MCP.Servers(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (a *API) addMCPServer(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.MCP == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
+	}
+	var cfg json.RawMessage
+	if err := decode(r, &cfg); err != nil {
+		return err
+	}
+	if err := a.opts.MCP.Add(r.Context(), cfg); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return errorf(http.StatusConflict, "exists", "%s", err)
+		}
+		return errorf(http.StatusBadRequest, "invalid", "%s", err)
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+func (a *API) removeMCPServer(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.MCP == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
+	}
+	if err := a.opts.MCP.Remove(r.Context(), r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// decode reads a JSON body strictly: unknown fields are errors that name
+// the field, so typos are not silently ignored.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return errorf(http.StatusBadRequest, "invalid_json", "request body: %s", err)
+	}
+	return nil
+}
+
+func paging(r *http.Request) (limit, offset int, err error) {
+	q := r.URL.Query()
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"limit", &limit}, {"offset", &offset}} {
+		if s := q.Get(p.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return 0, 0, errorf(http.StatusBadRequest, "invalid", "%s: %q is not a non-negative integer", p.name, s)
+			}
+			*p.dst = n
+		}
+	}
+	if limit > 1000 {
+		limit = 1000
+	}
+	return limit, offset, nil
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/store"
+)
+
+// Error is the stable JSON error shape of every API response:
+//
+//	{"error": {"code": "not_found", "message": "agent not found: \"x\""}}
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// errorf builds an *Error.
+func errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// toError maps core errors to HTTP statuses in one place.
+func toError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return errorf(http.StatusRequestEntityTooLarge, "too_large", "request body exceeds %d bytes", mbe.Limit)
+	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound):
+		return errorf(http.StatusNotFound, "not_found", "%s", err)
+	case errors.Is(err, agent.ErrReadOnly):
+		return errorf(http.StatusConflict, "read_only", "%s: edit the config file instead", err)
+	case errors.Is(err, agent.ErrSessionBusy), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrConflict):
+		return errorf(http.StatusConflict, "conflict", "%s", err)
+	case errors.Is(err, agent.ErrWrongAgent), errors.Is(err, agent.ErrNoModel):
+		return errorf(http.StatusBadRequest, "bad_request", "%s", err)
+	}
+	return errorf(http.StatusInternalServerError, "internal", "%s", err)
+}
+
+// writeError writes err in the stable shape and logs server errors.
+func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
+	e := toError(err)
+	if e.Status >= 500 {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, e.Status, map[string]*Error{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+}
+
+// WriteError writes an error in the API's stable shape; middleware and
+// other edges' non-protocol routes use it.
+func WriteError(w http.ResponseWriter, status int, code, message string) {
+	writeJSON(w, status, map[string]*Error{"error": {Status: status, Code: code, Message: message}})
+}
