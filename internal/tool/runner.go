@@ -212,8 +212,10 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if !json.Valid(args) {
-		return refused("deny", fmt.Sprintf("arguments for %q are not valid JSON; send a JSON object matching the tool's input schema", call.Name))
+	// Providers hand over malformed arguments as a JSON string, so "valid
+	// JSON" is not enough: tools take objects.
+	if !json.Valid(args) || bytes.TrimSpace(args)[0] != '{' {
+		return refused("deny", fmt.Sprintf("arguments for %q are not a valid JSON object; send a JSON object matching the tool's input schema", call.Name))
 	}
 	digest := Digest(call.Name, args)
 

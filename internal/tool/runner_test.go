@@ -167,9 +167,11 @@ func TestLoopGuard(t *testing.T) {
 func TestMalformedArguments(t *testing.T) {
 	tl := newTool("t", OriginBuiltin)
 	r, _ := setup(t, RunnerOptions{}, tl)
-	out := r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("t", `{"a":`), nil)
-	if !out.Result.IsError || !strings.Contains(out.Result.Content, "not valid JSON") || tl.calls != 0 {
-		t.Fatalf("got %+v calls=%d", out.Result, tl.calls)
+	for _, args := range []string{`{"a":`, `"{\"a\":"`, `[1]`} {
+		out := r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("t", args), nil)
+		if !out.Result.IsError || !strings.Contains(out.Result.Content, "not a valid JSON object") || tl.calls != 0 {
+			t.Fatalf("args %s: got %+v calls=%d", args, out.Result, tl.calls)
+		}
 	}
 }
 
