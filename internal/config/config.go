@@ -33,6 +33,11 @@ type Config struct {
 	ACP        ACP                 `toml:"acp" json:"acp"`
 	Tools      Tools               `toml:"tools" json:"tools"`
 	Limits     Limits              `toml:"limits" json:"limits"`
+
+	// lookupEnv is the environment as seen by Load; secrets are read
+	// through it on demand so they never sit in the struct. nil means
+	// os.LookupEnv (a Config built directly, as tests do).
+	lookupEnv func(string) (string, bool)
 }
 
 // Secret is a string that never prints: String, GoString, MarshalJSON and
