@@ -1,0 +1,65 @@
+package sqlite
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+// AppendAudit implements store.AuditStore; a zero Time means now.
+func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
+	var id int64
+	err := db.w.QueryRowContext(ctx, `INSERT INTO audit
+		(time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		toDB(orNow(r.Time, now())), r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
+		boolToDB(r.Untrusted), int64(r.Duration)).Scan(&id)
+	if err != nil {
+		return 0, wrap("append audit record", err)
+	}
+	return id, nil
+}
+
+// QueryAudit implements store.AuditStore. Since is inclusive; records with
+// the same Time come most recently appended first.
+func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
+	const op = "query audit log"
+	var conds []string
+	var args []any
+	for _, c := range []struct{ col, val string }{
+		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool},
+	} {
+		if c.val != "" {
+			conds = append(conds, c.col+" = ?")
+			args = append(args, c.val)
+		}
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "time >= ?")
+		args = append(args, toDB(f.Since))
+	}
+	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns FROM audit"
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	q += " ORDER BY time DESC, id DESC"
+	q, args = limitOffset(q, args, f.Limit, 0)
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	out, err := collect(rows, scanAudit)
+	return out, wrap(op, err)
+}
+
+func scanAudit(r scanner) (store.AuditRecord, error) {
+	var a store.AuditRecord
+	var t, untrusted, dur int64
+	if err := r.Scan(&a.ID, &t, &a.Agent, &a.SessionID, &a.Tool, &a.ArgsDigest, &a.Decision, &a.Outcome, &a.Detail, &untrusted, &dur); err != nil {
+		return store.AuditRecord{}, err
+	}
+	a.Time, a.Untrusted, a.Duration = fromDB(t), untrusted != 0, time.Duration(dur)
+	return a, nil
+}

@@ -1,0 +1,209 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+// TestWriteFailures drives the writer into the conditions an operator can
+// meet (full disk, read-only file, a lock held by another process) and
+// checks that each comes back as an error that says so, and that the store
+// recovers once the condition is gone.
+func TestWriteFailures(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		// induce creates the condition and returns the function that ends it.
+		induce func(t *testing.T, db *DB, path string) (undo func())
+		want   string
+	}{
+		{
+			name: "DiskFull",
+			induce: func(t *testing.T, db *DB, _ string) func() {
+				// max_page_count cannot go below the current size: the
+				// database cannot grow at all, as on a full disk.
+				mustExec(t, db.w, "PRAGMA max_page_count = 1")
+				return func() { mustExec(t, db.w, "PRAGMA max_page_count = 4294967294") }
+			},
+			want: "full",
+		},
+		{
+			name: "ReadOnly",
+			induce: func(t *testing.T, db *DB, _ string) func() {
+				mustExec(t, db.w, "PRAGMA query_only = 1")
+				return func() { mustExec(t, db.w, "PRAGMA query_only = 0") }
+			},
+			want: "readonly database",
+		},
+		{
+			name: "LockedByAnotherProcess",
+			induce: func(t *testing.T, _ *DB, path string) func() {
+				other, err := sql.Open("sqlite", path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				other.SetMaxOpenConns(1)
+				conn, err := other.Conn(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+						t.Error(err)
+					}
+					conn.Close()
+					other.Close()
+				}
+			},
+			want: "locked",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "agentd.db")
+			db, err := Open(ctx, path, &Options{BusyTimeout: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.CreateSession(ctx, store.Session{ID: "s", Agent: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			undo := c.induce(t, db, path)
+			big := json.RawMessage(`"` + strings.Repeat("x", 64<<10) + `"`)
+			_, err = db.AppendMessages(ctx, "s", []store.Message{{Role: "user", Content: big}})
+			if err == nil {
+				undo()
+				t.Fatal("AppendMessages succeeded")
+			}
+			t.Logf("error: %v", err)
+			if msg := err.Error(); !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, `append messages to session "s": `) {
+				t.Errorf("error %q does not say %q after what was being done", msg, c.want)
+			}
+			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) {
+				t.Errorf("error %v maps to a store sentinel", err)
+			}
+			// Reads still work while writes fail.
+			if _, err := db.GetSession(ctx, "s"); err != nil {
+				t.Errorf("GetSession while writes fail: %v", err)
+			}
+			undo()
+			got, err := db.AppendMessages(ctx, "s", []store.Message{{Role: "user", Content: big}})
+			if err != nil {
+				t.Fatalf("AppendMessages after recovery: %v", err)
+			}
+			if got[0].Seq != 1 {
+				t.Errorf("Seq after a failed append = %d, want 1 (the failed append must leave no gap)", got[0].Seq)
+			}
+		})
+	}
+}
+
+func mustExec(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.ExecContext(t.Context(), q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func TestLoadMigrations(t *testing.T) {
+	ms, err := loadMigrations(migrationFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 || ms[0].version != 1 || ms[0].name != "0001_init" {
+		t.Fatalf("embedded migrations = %+v", ms)
+	}
+	for _, c := range []struct {
+		name  string
+		files []string
+	}{
+		{"Gap", []string{"0001_a.sql", "0003_c.sql"}},
+		{"Duplicate", []string{"0001_a.sql", "0001_b.sql"}},
+		{"StartsAtTwo", []string{"0002_a.sql"}},
+		{"BadName", []string{"1_a.sql"}},
+		{"NoDescription", []string{"0001.sql"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for _, f := range c.files {
+				fsys["migrations/"+f] = &fstest.MapFile{Data: []byte("SELECT 1;")}
+			}
+			if ms, err := loadMigrations(fsys); err == nil {
+				t.Errorf("loadMigrations(%v) = %+v, want an error", c.files, ms)
+			}
+		})
+	}
+}
+
+// TestConnectionSettings checks the per-connection pragmas on both pools:
+// they are applied by the driver on connect, so a typo in the DSN would
+// otherwise go unnoticed.
+func TestConnectionSettings(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "agentd.db"), &Options{BusyTimeout: 1234 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		pool   string
+		db     *sql.DB
+		pragma string
+		want   int
+	}{
+		{"writer", db.w, "synchronous", 1}, // NORMAL
+		{"writer", db.w, "foreign_keys", 1},
+		{"writer", db.w, "busy_timeout", 1234},
+		{"writer", db.w, "query_only", 0},
+		{"reader", db.r, "busy_timeout", 1234},
+		{"reader", db.r, "query_only", 1},
+	} {
+		var got int
+		if err := c.db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			t.Fatalf("%s: PRAGMA %s: %v", c.pool, c.pragma, err)
+		}
+		if got != c.want {
+			t.Errorf("%s: %s = %d, want %d", c.pool, c.pragma, got, c.want)
+		}
+	}
+}
+
+// FuzzContainsFold checks containsFold against its definition: sub occurs
+// in s if some substring of s equals sub under strings.EqualFold.
+func FuzzContainsFold(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"favorite-color", "COLOR"}, {"a cat named Über", "über"}, {"273 \u212a", "k"}, {"K", "\u212a"},
+		{"İstanbul", "i"}, {"straße", "SS"}, {"ǅ", "ǆ"}, {"", ""}, {"abc", ""}, {"", "a"}, {"σς", "ΣΣ"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, s, sub string) {
+		if !utf8.ValidString(s) || !utf8.ValidString(sub) || len(s) > 64 {
+			t.Skip()
+		}
+		want := sub == ""
+		for i := range s {
+			for j := i; j <= len(s) && !want; j++ {
+				if utf8.ValidString(s[i:j]) && strings.EqualFold(s[i:j], sub) {
+					want = true
+				}
+			}
+		}
+		if got := containsFold(s, sub); got != want {
+			t.Errorf("containsFold(%q, %q) = %v, want %v", s, sub, got, want)
+		}
+	})
+}

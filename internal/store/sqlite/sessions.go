@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+const sessionColumns = "id, agent, title, origin, created_at, updated_at"
+
+// CreateSession implements store.SessionStore; zero timestamps mean now.
+func (db *DB) CreateSession(ctx context.Context, s store.Session) error {
+	if s.ID == "" {
+		return errors.New("create session: empty id")
+	}
+	t := now()
+	_, err := db.w.ExecContext(ctx, "INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?)",
+		s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(orNow(s.UpdatedAt, t)))
+	return wrap(fmt.Sprintf("create session %q", s.ID), err)
+}
+
+// GetSession implements store.SessionStore.
+func (db *DB) GetSession(ctx context.Context, id string) (store.Session, error) {
+	s, err := scanSession(db.r.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+	if err != nil {
+		return store.Session{}, wrap(fmt.Sprintf("get session %q", id), err)
+	}
+	return s, nil
+}
+
+// ListSessions implements store.SessionStore. Sessions updated at the same
+// instant come in ID order.
+func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, error) {
+	const op = "list sessions"
+	q := "SELECT " + sessionColumns + " FROM sessions"
+	var args []any
+	if f.Agent != "" {
+		q += " WHERE agent = ?"
+		args = append(args, f.Agent)
+	}
+	q += " ORDER BY updated_at DESC, id"
+	q, args = limitOffset(q, args, f.Limit, f.Offset)
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	out, err := collect(rows, scanSession)
+	return out, wrap(op, err)
+}
+
+// DeleteSession implements store.SessionStore.
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		// The foreign key cascades too; deleting explicitly keeps the
+		// messages from outliving their session should enforcement ever be
+		// off for the connection.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE session_id = ?", id); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id = ?", id)
+		if err != nil {
+			return err
+		}
+		return rowsAffected(res)
+	})
+	return wrap(fmt.Sprintf("delete session %q", id), err)
+}
+
+// AppendMessages implements store.SessionStore. The caller's SessionID and
+// Seq are ignored; a zero CreatedAt means now. UpdatedAt moves to now
+// unless it is already later.
+func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store.Message) ([]store.Message, error) {
+	op := fmt.Sprintf("append messages to session %q", sessionID)
+	if len(msgs) == 0 {
+		var one int
+		if err := db.r.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", sessionID).Scan(&one); err != nil {
+			return nil, wrap(op, err)
+		}
+		return []store.Message{}, nil
+	}
+	t := now()
+	out := make([]store.Message, len(msgs))
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		// Reserving the Seqs and checking that the session exists is one
+		// statement; the transaction makes the reservation and the inserts
+		// one unit, so Seqs stay gapless.
+		var last int64
+		err := tx.StmtContext(ctx, db.stmts.reserveSeqs).QueryRowContext(ctx, len(msgs), toDB(t), sessionID).Scan(&last)
+		if err != nil {
+			return err
+		}
+		first := last - int64(len(msgs)) + 1
+		stmt := tx.StmtContext(ctx, db.stmts.insertMessage)
+		for i, m := range msgs {
+			m.SessionID = sessionID
+			m.Seq = first + int64(i)
+			m.CreatedAt = fromDB(toDB(orNow(m.CreatedAt, t)))
+			if _, err := stmt.ExecContext(ctx, m.SessionID, m.Seq, m.Role, jsonToDB(m.Content), toDB(m.CreatedAt)); err != nil {
+				return err
+			}
+			out[i] = m
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	return out, nil
+}
+
+// Messages implements store.SessionStore.
+func (db *DB) Messages(ctx context.Context, sessionID string) ([]store.Message, error) {
+	var out []store.Message
+	err := db.read(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", sessionID).Scan(&one); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT session_id, seq, role, content, created_at FROM messages WHERE session_id = ? ORDER BY seq", sessionID)
+		if err != nil {
+			return err
+		}
+		out, err = collect(rows, scanMessage)
+		return err
+	})
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("read messages of session %q", sessionID), err)
+	}
+	return out, nil
+}
+
+func scanSession(r scanner) (store.Session, error) {
+	var s store.Session
+	var created, updated int64
+	if err := r.Scan(&s.ID, &s.Agent, &s.Title, &s.Origin, &created, &updated); err != nil {
+		return store.Session{}, err
+	}
+	s.CreatedAt, s.UpdatedAt = fromDB(created), fromDB(updated)
+	return s, nil
+}
+
+func scanMessage(r scanner) (store.Message, error) {
+	var m store.Message
+	var created int64
+	if err := r.Scan(&m.SessionID, &m.Seq, &m.Role, (*[]byte)(&m.Content), &created); err != nil {
+		return store.Message{}, err
+	}
+	m.CreatedAt = fromDB(created)
+	return m, nil
+}

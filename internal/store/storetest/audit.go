@@ -1,0 +1,129 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+var auditTests = map[string]func(t *testing.T, s suite){
+	"AppendRoundTrip": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		want := store.AuditRecord{
+			Time: at(0), Agent: "a", SessionID: "s1", Tool: "fs.read",
+			ArgsDigest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+			Decision:   "approved", Outcome: "ok", Detail: "read 3 files", Untrusted: true,
+			Duration: 1234567891 * time.Nanosecond,
+		}
+		id, err := st.AppendAudit(ctx, want)
+		ok(t, err, "AppendAudit")
+		if id <= 0 {
+			t.Errorf("AppendAudit ID = %d, want > 0", id)
+		}
+		got, err := st.QueryAudit(ctx, store.AuditFilter{})
+		ok(t, err, "QueryAudit")
+		if len(got) != 1 {
+			t.Fatalf("QueryAudit returned %d records, want 1", len(got))
+		}
+		checkTime(t, "Time", got[0].Time, want.Time)
+		want.ID, want.Time = id, got[0].Time
+		if got[0] != want {
+			t.Errorf("QueryAudit = %+v, want %+v", got[0], want)
+		}
+	},
+	"AppendAssignsIDsAndTime": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		seen := map[int64]bool{}
+		before := time.Now()
+		for range 5 {
+			id, err := st.AppendAudit(ctx, store.AuditRecord{Agent: "a", Tool: "t", Decision: "allow", Outcome: "ok"})
+			ok(t, err, "AppendAudit")
+			if seen[id] {
+				t.Errorf("ID %d assigned twice", id)
+			}
+			seen[id] = true
+		}
+		after := time.Now()
+		got, err := st.QueryAudit(ctx, store.AuditFilter{})
+		ok(t, err, "QueryAudit")
+		if len(got) != 5 {
+			t.Fatalf("QueryAudit returned %d records, want 5", len(got))
+		}
+		for _, r := range got {
+			if !seen[r.ID] {
+				t.Errorf("QueryAudit returned unknown ID %d", r.ID)
+			}
+			checkRecent(t, "default Time", r.Time, before, after)
+		}
+	},
+	"Query": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		ids := map[string]int64{}
+		// Appended out of time order so that ordering by ID alone fails;
+		// r2 and r4 share a Time, and r4 was appended later.
+		for _, x := range []struct {
+			name, agent, session, tool string
+			minute                     int
+		}{
+			{"r1", "a", "s1", "t1", 1},
+			{"r2", "b", "s1", "t2", 3},
+			{"r3", "a", "s2", "t1", 2},
+			{"r4", "a", "s2", "t2", 3},
+		} {
+			id, err := st.AppendAudit(ctx, store.AuditRecord{Time: at(x.minute), Agent: x.agent, SessionID: x.session, Tool: x.tool,
+				Decision: "allow", Outcome: "ok", Detail: x.name})
+			ok(t, err, "AppendAudit(%s)", x.name)
+			ids[x.name] = id
+		}
+		for _, c := range []struct {
+			name string
+			f    store.AuditFilter
+			want []string
+		}{
+			{"All", store.AuditFilter{}, []string{"r4", "r2", "r3", "r1"}},
+			{"Agent", store.AuditFilter{Agent: "a"}, []string{"r4", "r3", "r1"}},
+			{"Session", store.AuditFilter{SessionID: "s1"}, []string{"r2", "r1"}},
+			{"Tool", store.AuditFilter{Tool: "t2"}, []string{"r4", "r2"}},
+			{"SinceIsInclusive", store.AuditFilter{Since: at(2)}, []string{"r4", "r2", "r3"}},
+			{"SinceAfterAll", store.AuditFilter{Since: at(4)}, nil},
+			{"Combined", store.AuditFilter{Agent: "a", Since: at(2)}, []string{"r4", "r3"}},
+			{"Limit", store.AuditFilter{Limit: 2}, []string{"r4", "r2"}},
+			{"FilterLimit", store.AuditFilter{Tool: "t1", Limit: 1}, []string{"r3"}},
+			{"NoMatch", store.AuditFilter{Agent: "zzz"}, nil},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				got, err := st.QueryAudit(ctx, c.f)
+				ok(t, err, "QueryAudit(%+v)", c.f)
+				equalStrings(t, "records", keys(got, func(r store.AuditRecord) string { return r.Detail }), c.want)
+				for _, r := range got {
+					if r.ID != ids[r.Detail] {
+						t.Errorf("%s has ID %d, AppendAudit returned %d", r.Detail, r.ID, ids[r.Detail])
+					}
+				}
+			})
+		}
+	},
+	"Duration": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		durations := []time.Duration{0, 1, 999 * time.Microsecond, 1500 * time.Millisecond, 36 * time.Hour, 1<<62 + 7}
+		for i, d := range durations {
+			_, err := st.AppendAudit(ctx, store.AuditRecord{Time: at(i), Tool: "t", Duration: d})
+			ok(t, err, "AppendAudit(%v)", d)
+		}
+		got, err := st.QueryAudit(ctx, store.AuditFilter{})
+		ok(t, err, "QueryAudit")
+		if len(got) != len(durations) {
+			t.Fatalf("QueryAudit returned %d records, want %d", len(got), len(durations))
+		}
+		for i, r := range got {
+			if want := durations[len(durations)-1-i]; r.Duration != want {
+				t.Errorf("Duration = %v, want %v", r.Duration, want)
+			}
+		}
+	},
+}
