@@ -5,6 +5,14 @@
 //
 // Records carry protocol payloads as opaque JSON so that this package stays
 // independent of every protocol and of the agent loop.
+//
+// Conventions every backend keeps (storetest checks them): zero timestamps
+// are filled with the current time and returned in UTC; Put* and
+// UpdateTask keep the original CreatedAt; Delete*, Messages and
+// AppendMessages on a missing record return ErrNotFound; list results of
+// agents and MCP servers are sorted by name; TaskFilter.UpdatedAfter is
+// exclusive and AuditFilter.Since inclusive; PruneTasks rejects a negative
+// keep; FailRunningTasks calls its function outside any transaction.
 package store
 
 import (
