@@ -110,6 +110,10 @@ type RunRequest struct {
 	Approver     tool.Approver
 	// ExtraTools are visible to this run only (an editor's tools).
 	ExtraTools []tool.Tool
+	// Tainted starts the run with untrusted data in context: the edge's
+	// own input is untrusted (an editor prompt with user_trust =
+	// "untrusted", an A2A message from another agent).
+	Tainted bool
 	Depth      int
 	// OnEvent receives the run's events, serialised, in order. It must not
 	// block for long: it runs on the loop's goroutine.
@@ -180,7 +184,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	input := k.prepareInput(req.Input, m)
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
 		Agent: m.Name, SessionID: sess.ID, Workspace: k.opts.Workspace(m), Depth: req.Depth,
-		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: tainted(history),
+		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: req.Tainted || tainted(history),
 	})
 	if req.OnScope != nil {
 		req.OnScope(scope)

