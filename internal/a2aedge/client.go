@@ -1,0 +1,622 @@
+package a2aedge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// ExternalAgent is a remote A2A agent from the config.
+type ExternalAgent struct {
+	Name string
+	// URL is where its card is: a base URL ({url}/.well-known/agent-card.json,
+	// then agent.json) or the card's own URL.
+	URL string
+	// TokenEnv names the variable holding its bearer token, read through
+	// ClientOptions.LookupSecret on each use; the token is never logged.
+	TokenEnv     string
+	AllowPrivate bool
+}
+
+// ClientOptions configure a Client. Zero values take the defaults.
+type ClientOptions struct {
+	External []ExternalAgent
+	// LookupSecret reads an environment variable (config.Config.LookupSecret).
+	LookupSecret func(name string) (string, bool)
+	// Guard returns the SSRF policy for a destination; nil means public
+	// addresses only, or also private ones when allowPrivate.
+	Guard func(allowPrivate bool) *netguard.Policy
+	// DiscoverTimeout bounds one card fetch; default 30 s.
+	DiscoverTimeout time.Duration
+	// RetryInterval is the first delay before rediscovering an agent whose
+	// discovery failed, doubled up to 10 minutes; default 30 s.
+	RetryInterval time.Duration
+	// UserAgent is sent on every request; default "agentd".
+	UserAgent string
+	Logger    *slog.Logger
+}
+
+// Client talks to remote A2A agents (1.0 and 0.3, JSON-RPC or HTTP+JSON):
+// discover, send, stream, get, cancel. It discovers the configured
+// external agents in the background and offers them to local agents as
+// tools (it is a tool.Source).
+type Client struct {
+	opts ClientOptions
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	agents   map[string]*remote // by configured name
+	order    []string
+	adhoc    map[string]*remote // by card URL, for URL targets
+	sent     map[a2a.TaskID]string
+	sentList []a2a.TaskID
+	watchers []func()
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// remote is one remote agent: its config, its card once discovered, and
+// a connected a2a-go client.
+type remote struct {
+	cfg      ExternalAgent
+	card     *a2a.AgentCard
+	client   *a2aclient.Client
+	err      error
+	checked  time.Time
+	toolName string
+}
+
+// RemoteStatus reports one external agent for the API.
+type RemoteStatus struct {
+	Name       string         `json:"name"`
+	URL        string         `json:"url"`
+	Discovered bool           `json:"discovered"`
+	Error      string         `json:"error,omitempty"`
+	CheckedAt  *time.Time     `json:"checked_at,omitempty"`
+	Tool       string         `json:"tool,omitempty"`
+	Card       *a2a.AgentCard `json:"card,omitempty"`
+}
+
+// NewClient returns a client. Start begins discovering the external agents.
+func NewClient(opts ClientOptions) *Client {
+	if opts.DiscoverTimeout <= 0 {
+		opts.DiscoverTimeout = 30 * time.Second
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = 30 * time.Second
+	}
+	if opts.UserAgent == "" {
+		opts.UserAgent = "agentd"
+	}
+	if opts.Guard == nil {
+		opts.Guard = func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} }
+	}
+	if opts.LookupSecret == nil {
+		opts.LookupSecret = func(string) (string, bool) { return "", false }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Client{opts: opts, log: orDiscard(opts.Logger), agents: map[string]*remote{}, adhoc: map[string]*remote{},
+		sent: map[a2a.TaskID]string{}, ctx: ctx, cancel: cancel}
+	used := map[string]bool{"a2a_discover": true, "a2a_send": true}
+	for _, e := range opts.External {
+		name := ToolName(e.Name)
+		for used[name] {
+			name += "_agent"
+		}
+		used[name] = true
+		c.agents[e.Name] = &remote{cfg: e, toolName: name}
+		c.order = append(c.order, e.Name)
+	}
+	return c
+}
+
+// Start discovers the external agents in the background, one goroutine
+// each, retrying failures with backoff. It never blocks.
+func (c *Client) Start() {
+	for _, name := range c.order {
+		c.wg.Go(func() { c.discoverLoop(name) })
+	}
+}
+
+// Close stops background discovery.
+func (c *Client) Close() error {
+	c.cancel()
+	c.wg.Wait()
+	return nil
+}
+
+func (c *Client) discoverLoop(name string) {
+	delay := c.opts.RetryInterval
+	for {
+		err := c.refresh(c.ctx, name)
+		if err == nil || c.ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("a2a agent discovery failed; will retry", "agent", name, "retry_in", delay, "err", err)
+		select {
+		case <-time.After(delay):
+		case <-c.ctx.Done():
+			return
+		}
+		delay = min(delay*2, 10*time.Minute)
+	}
+}
+
+// refresh (re)discovers external agent name and connects to it.
+func (c *Client) refresh(ctx context.Context, name string) error {
+	c.mu.Lock()
+	r, ok := c.agents[name]
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: no external a2a agent %q", errBadRequest, name)
+	}
+	card, cl, err := c.connect(ctx, r.cfg.URL, r.cfg.AllowPrivate, r.cfg.TokenEnv)
+	c.mu.Lock()
+	r.checked = time.Now().UTC()
+	r.err = err
+	if err == nil {
+		r.card, r.client = card, cl
+	}
+	watchers := slices.Clone(c.watchers)
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.log.Info("discovered a2a agent", "agent", name, "card_name", card.Name, "skills", len(card.Skills))
+	for _, f := range watchers {
+		f()
+	}
+	return nil
+}
+
+// OnToolsChanged registers f, called when an external agent is
+// discovered (its tool appears). f must not block.
+func (c *Client) OnToolsChanged(f func()) {
+	c.mu.Lock()
+	c.watchers = append(c.watchers, f)
+	c.mu.Unlock()
+}
+
+// Agents reports the configured external agents.
+func (c *Client) Agents() []RemoteStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]RemoteStatus, 0, len(c.order))
+	for _, name := range c.order {
+		r := c.agents[name]
+		st := RemoteStatus{Name: name, URL: r.cfg.URL, Discovered: r.card != nil, Card: r.card}
+		if r.card != nil {
+			st.Tool = r.toolName
+		}
+		if r.err != nil {
+			st.Error = r.err.Error()
+		}
+		if !r.checked.IsZero() {
+			t := r.checked
+			st.CheckedAt = &t
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Discover fetches the Agent Card at rawURL: {url}/.well-known/agent-card.json,
+// falling back to the pre-0.3 {url}/.well-known/agent.json; a URL ending in
+// .json is fetched as is. Cards of 1.0, 0.3 and older (a bare "url")
+// shapes are read.
+func (c *Client) Discover(ctx context.Context, rawURL string, allowPrivate bool, tokenEnv string) (*a2a.AgentCard, error) {
+	u, err := c.opts.Guard(allowPrivate).CheckURL(ctx, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := c.httpClient(u, allowPrivate, tokenEnv)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DiscoverTimeout)
+	defer cancel()
+	var candidates []string
+	if strings.HasSuffix(u.Path, ".json") {
+		candidates = []string{u.String()}
+	} else {
+		base := strings.TrimRight(u.String(), "/")
+		candidates = []string{base + "/.well-known/agent-card.json", base + "/.well-known/agent.json"}
+	}
+	var firstErr error
+	for _, cu := range candidates {
+		card, err := fetchCard(ctx, hc, cu)
+		if err == nil {
+			return card, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, firstErr
+}
+
+func fetchCard(ctx context.Context, hc *http.Client, cardURL string) (*a2a.AgentCard, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch agent card: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: fetch agent card %s: %w", errUpstream, cardURL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read agent card %s: %w", errUpstream, cardURL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%w: fetch agent card %s: %s", errUpstream, cardURL, resp.Status)
+	}
+	return ParseCard(body)
+}
+
+// ParseCard reads an Agent Card of any version: 1.0 (supportedInterfaces),
+// 0.3 (url + preferredTransport) or older (a bare url, taken as 0.3
+// JSON-RPC).
+func ParseCard(body []byte) (*a2a.AgentCard, error) {
+	card, err := a2av0.NewAgentCardParser()(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: agent card: %w", errUpstream, err)
+	}
+	if len(card.SupportedInterfaces) == 0 {
+		var old struct {
+			URL string `json:"url"`
+		}
+		if json.Unmarshal(body, &old) == nil && old.URL != "" {
+			card.SupportedInterfaces = []*a2a.AgentInterface{{URL: old.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version}}
+		}
+	}
+	if card.Name == "" || len(card.SupportedInterfaces) == 0 {
+		return nil, fmt.Errorf("%w: agent card has no name or no endpoint", errUpstream)
+	}
+	return card, nil
+}
+
+// httpClient returns a guarded HTTP client that adds the bearer token of
+// tokenEnv to requests for the host the agent was configured at, and to
+// no other host: a card cannot redirect the credential elsewhere.
+func (c *Client) httpClient(u *url.URL, allowPrivate bool, tokenEnv string) *http.Client {
+	hc := c.opts.Guard(allowPrivate).Client(0)
+	hc.Transport = &authTransport{next: hc.Transport, host: u.Host, tokenEnv: tokenEnv, lookup: c.opts.LookupSecret, ua: c.opts.UserAgent}
+	return hc
+}
+
+type authTransport struct {
+	next     http.RoundTripper
+	host     string
+	tokenEnv string
+	lookup   func(string) (string, bool)
+	ua       string
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("User-Agent", t.ua)
+	if t.tokenEnv != "" && req.URL.Host == t.host {
+		if tok, ok := t.lookup(t.tokenEnv); ok && tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// connect discovers the agent at rawURL and builds an a2a-go client for
+// it, speaking whichever of 1.0 and 0.3, JSON-RPC and HTTP+JSON its card
+// offers (1.0 JSON-RPC first).
+func (c *Client) connect(ctx context.Context, rawURL string, allowPrivate bool, tokenEnv string) (*a2a.AgentCard, *a2aclient.Client, error) {
+	card, err := c.Discover(ctx, rawURL, allowPrivate, tokenEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, _ := url.Parse(rawURL)
+	hc := c.httpClient(u, allowPrivate, tokenEnv)
+	cl, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithJSONRPCTransport(hc),
+		a2aclient.WithRESTTransport(hc),
+		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc}),
+		a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc}),
+		a2aclient.WithConfig(a2aclient.Config{
+			AcceptedOutputModes: []string{"text/plain", "application/json"},
+			PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON},
+		}),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: connect to %s: %w", errUpstream, card.Name, err)
+	}
+	return card, cl, nil
+}
+
+// target resolves a configured agent name or a URL to a connected client.
+// URLs are guarded as public-only: a model or API caller cannot point
+// the client at the private network by naming a URL.
+func (c *Client) target(ctx context.Context, target string) (*remote, error) {
+	c.mu.Lock()
+	r, ok := c.agents[target]
+	if !ok {
+		for _, x := range c.agents {
+			if x.toolName == target {
+				r, ok = x, true
+				break
+			}
+		}
+	}
+	if ok && r.client != nil {
+		c.mu.Unlock()
+		return r, nil
+	}
+	if !ok {
+		r = c.adhoc[target]
+	}
+	c.mu.Unlock()
+	if ok {
+		if err := c.refresh(ctx, r.cfg.Name); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	if r != nil && time.Since(r.checked) < 5*time.Minute {
+		return r, nil
+	}
+	if !strings.Contains(target, "://") {
+		return nil, fmt.Errorf("%w: %q is neither a configured external agent nor a URL", errBadRequest, target)
+	}
+	card, cl, err := c.connect(ctx, target, false, "")
+	if err != nil {
+		return nil, err
+	}
+	r = &remote{cfg: ExternalAgent{Name: card.Name, URL: target}, card: card, client: cl, checked: time.Now()}
+	c.mu.Lock()
+	if len(c.adhoc) >= 64 {
+		clear(c.adhoc)
+	}
+	c.adhoc[target] = r
+	c.mu.Unlock()
+	return r, nil
+}
+
+// SendRequest is one message to a remote agent.
+type SendRequest struct {
+	Message string `json:"message"`
+	// ContextID continues a conversation; TaskID answers a task waiting
+	// for input.
+	ContextID string `json:"context_id,omitempty"`
+	TaskID    string `json:"task_id,omitempty"`
+}
+
+func (r SendRequest) a2a() *a2a.SendMessageRequest {
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(r.Message))
+	msg.ContextID, msg.TaskID = r.ContextID, a2a.TaskID(r.TaskID)
+	return &a2a.SendMessageRequest{Message: msg}
+}
+
+// Send sends a message to target (an external agent's name or a URL) and
+// waits for the task to end or ask for input, polling if the agent
+// answers before it is done.
+func (c *Client) Send(ctx context.Context, target string, req SendRequest) (*a2a.Task, error) {
+	r, err := c.target(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.client.SendMessage(ctx, req.a2a())
+	if err != nil {
+		return nil, fmt.Errorf("%w: send to %s: %w", errUpstream, r.cfg.Name, err)
+	}
+	var task *a2a.Task
+	switch v := res.(type) {
+	case *a2a.Message:
+		// A direct reply is a completed exchange: present it as a task.
+		now := time.Now().UTC()
+		task = &a2a.Task{ID: v.TaskID, ContextID: v.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: v, Timestamp: &now}}
+	case *a2a.Task:
+		task = v
+	default:
+		return nil, fmt.Errorf("%w: unexpected send result %T", errUpstream, res)
+	}
+	if task.ID != "" {
+		c.remember(task.ID, target)
+	}
+	delay := 100 * time.Millisecond
+	for !settled(task.Status.State) && task.ID != "" {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return task, ctx.Err()
+		}
+		delay = min(delay*2, 2*time.Second)
+		task, err = r.client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil {
+			return nil, fmt.Errorf("%w: poll task: %w", errUpstream, err)
+		}
+	}
+	return task, nil
+}
+
+// settled reports whether a task needs nothing more from the server.
+func settled(s a2a.TaskState) bool {
+	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// Stream sends a message to target and yields the task's events as they
+// come.
+func (c *Client) Stream(ctx context.Context, target string, req SendRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		r, err := c.target(ctx, target)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for ev, err := range r.client.SendStreamingMessage(ctx, req.a2a()) {
+			if err != nil {
+				yield(nil, fmt.Errorf("%w: stream from %s: %w", errUpstream, r.cfg.Name, err))
+				return
+			}
+			if id := ev.TaskInfo().TaskID; id != "" {
+				c.remember(id, target)
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// GetTask fetches a task from target; an empty target means the agent a
+// task with this id was last sent to through this client.
+func (c *Client) GetTask(ctx context.Context, target, id string) (*a2a.Task, error) {
+	r, err := c.targetOf(ctx, target, id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.client.GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(id)})
+	if err != nil {
+		return nil, fmt.Errorf("%w: get task: %w", errUpstream, err)
+	}
+	return t, nil
+}
+
+// CancelTask cancels a task at target (empty: where it was sent).
+func (c *Client) CancelTask(ctx context.Context, target, id string) (*a2a.Task, error) {
+	r, err := c.targetOf(ctx, target, id)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: a2a.TaskID(id)})
+	if err != nil {
+		return nil, fmt.Errorf("%w: cancel task: %w", errUpstream, err)
+	}
+	return t, nil
+}
+
+func (c *Client) targetOf(ctx context.Context, target, id string) (*remote, error) {
+	if target == "" {
+		c.mu.Lock()
+		target = c.sent[a2a.TaskID(id)]
+		c.mu.Unlock()
+		if target == "" {
+			return nil, fmt.Errorf("%w: task %s was not sent through this daemon; name the agent or URL", a2a.ErrTaskNotFound, id)
+		}
+	}
+	return c.target(ctx, target)
+}
+
+// remember records where a task was sent (the last 1,000).
+func (c *Client) remember(id a2a.TaskID, target string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.sent[id]; !ok {
+		c.sentList = append(c.sentList, id)
+		if len(c.sentList) > 1000 {
+			delete(c.sent, c.sentList[0])
+			c.sentList = c.sentList[1:]
+		}
+	}
+	c.sent[id] = target
+}
+
+// ResultText is what a task produced, as text: its artifacts' text (data
+// parts as JSON), else its status message, else the agent's last message.
+func ResultText(t *a2a.Task) string {
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		writeParts(&b, a.Parts)
+	}
+	if b.Len() == 0 && t.Status.Message != nil {
+		writeParts(&b, t.Status.Message.Parts)
+	}
+	if b.Len() == 0 {
+		for i := len(t.History) - 1; i >= 0; i-- {
+			if t.History[i].Role == a2a.MessageRoleAgent {
+				writeParts(&b, t.History[i].Parts)
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+func writeParts(b *strings.Builder, parts a2a.ContentParts) {
+	for _, p := range parts {
+		switch v := p.Content.(type) {
+		case a2a.Text:
+			b.WriteString(string(v))
+		case a2a.Data:
+			d, _ := json.Marshal(v.Value)
+			b.Write(d)
+		case a2a.URL:
+			fmt.Fprintf(b, "[file %s]", string(v))
+		case a2a.Raw:
+			fmt.Fprintf(b, "[file %q, %s, %d bytes]", p.Filename, p.MediaType, len(v))
+		}
+	}
+}
+
+// ToolName is the tool name of external agent name: "a2a_" and the name
+// lowercased, with every run of characters other than letters, digits and
+// '_' turned into one '_', at most 64 characters.
+func ToolName(name string) string {
+	var b strings.Builder
+	b.WriteString("a2a_")
+	under := false
+	for _, r := range strings.ToLower(name) {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_'
+		if !ok {
+			if !under {
+				b.WriteByte('_')
+			}
+			under = true
+			continue
+		}
+		b.WriteRune(r)
+		under = r == '_'
+	}
+	s := b.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	s = strings.TrimRight(s, "_")
+	if s == "a2a" {
+		s = "a2a_agent"
+	}
+	return s
+}
+
+// Tools implements tool.Source: one tool per discovered external agent,
+// plus a2a_discover and a2a_send.
+func (c *Client) Tools() []tool.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []tool.Tool{discoverTool{c}, sendTool{c}}
+	for _, name := range c.order {
+		r := c.agents[name]
+		if r.card != nil {
+			out = append(out, agentTool{c: c, name: name, tool: r.toolName, card: r.card})
+		}
+	}
+	return out
+}
+
+var _ tool.Source = (*Client)(nil)

@@ -1,0 +1,575 @@
+package a2aedge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// executor is the a2asrv.AgentExecutor over the kernel. A task is one run
+// of an agent; the run lives in the server's run table, not in the
+// execution, because an execution ends when the task turns input-required
+// while the run waits, blocked in its approver, for the next message.
+type executor struct{ s *Server }
+
+var _ a2asrv.AgentExecutor = (*executor)(nil)
+
+// Execute implements a2asrv.AgentExecutor.
+func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		r, failure := x.s.attach(ctx, ec)
+		if ec.StoredTask == nil {
+			// The first event is the task itself, already working: one
+			// event and one store write fewer than submitted → working.
+			t := a2a.NewSubmittedTask(ec, ec.Message)
+			now := time.Now().UTC()
+			t.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}
+			if failure != "" {
+				t.Status.State = a2a.TaskStateFailed
+				t.Status.Message = agentText(ec, failure)
+			}
+			if !yield(t, nil) || failure != "" {
+				return
+			}
+		} else {
+			ev := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil)
+			if failure != "" {
+				ev = a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, agentText(ec, failure))
+			}
+			if !yield(ev, nil) || failure != "" {
+				return
+			}
+		}
+		r.relay(ctx, ec, yield)
+	}
+}
+
+// Cancel implements a2asrv.AgentExecutor: it stops the run (a ctx cancel)
+// and reports the task canceled.
+func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if r := x.s.run(ec.TaskID); r != nil {
+			r.cancel()
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "canceled at the client's request")), nil)
+	}
+}
+
+// attach starts the run for a new task, or hands a follow-up message on
+// an input-required task to the run waiting for it. A non-empty failure
+// explains why the task fails at once.
+func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, string) {
+	name := agentFrom(ctx)
+	if ec.StoredTask != nil {
+		r := s.run(ec.TaskID)
+		if r == nil {
+			return nil, "this task is no longer running, so it cannot take another message; start a new task in the same context to continue the conversation"
+		}
+		if !r.answer(approvalAnswer(ec.Message)) {
+			return nil, "this task is not waiting for input"
+		}
+		return r, ""
+	}
+	if r, ok := ctx.Value(adoptKey{}).(*run); ok {
+		s.mu.Lock()
+		r.mu.Lock()
+		done := r.done
+		r.mu.Unlock()
+		if s.runs[r.taskID] == r {
+			delete(s.runs, r.taskID)
+		}
+		r.taskID = ec.TaskID
+		if !done {
+			s.runs[ec.TaskID] = r
+		}
+		s.mu.Unlock()
+		return r, ""
+	}
+	input, err := toLLMMessage(ec.Message)
+	if err != nil {
+		return nil, err.Error()
+	}
+	req := &agent.RunRequest{Agent: name, Input: input, Origin: "a2a"}
+	if ec.Message.ContextID == "" {
+		// a2a-go made up the context id: certainly a new conversation.
+		req.NewSessionID = ec.ContextID
+	} else {
+		_, err := s.opts.Sessions.GetSession(ctx, ec.ContextID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			req.NewSessionID = ec.ContextID
+		case err != nil:
+			s.log.Error("load session for a2a context", "context_id", ec.ContextID, "err", err)
+			return nil, "internal error loading the conversation"
+		default:
+			req.SessionID = ec.ContextID
+		}
+	}
+	return s.start(ec.TaskID, req), ""
+}
+
+// run is one kernel run serving one task.
+type run struct {
+	taskID a2a.TaskID // guarded by Server.mu: adoption changes it
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	queue    []item
+	signal   chan struct{} // 1-buffered: items were queued
+	done     bool          // the kernel run returned
+	awaiting *approval     // the approval the task is input-required for
+	streamed bool          // text went out as artifact chunks
+	artifact a2a.ArtifactID
+}
+
+// item is one thing the run reports: a kernel event or a question.
+type item struct {
+	ev   *agent.Event
+	appr *approval
+}
+
+type approval struct {
+	req    tool.ApprovalRequest
+	answer chan bool // 1-buffered
+}
+
+// start launches the kernel run for a task; the server owns the goroutine.
+func (s *Server) start(id a2a.TaskID, req *agent.RunRequest) *run {
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
+	req.Approver = r
+	req.OnEvent = func(e agent.Event) { r.push(item{ev: &e}) }
+	s.mu.Lock()
+	s.runs[id] = r
+	s.mu.Unlock()
+	s.wg.Go(func() {
+		defer cancel()
+		_, err := s.opts.Kernel.Run(ctx, req)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Debug("a2a task run failed", "task", id, "agent", req.Agent, "err", err)
+		}
+		// Lock order: Server.mu, then run.mu (adoption reads done under both).
+		s.mu.Lock()
+		r.mu.Lock()
+		r.done = true
+		r.mu.Unlock()
+		if s.runs[r.taskID] == r {
+			delete(s.runs, r.taskID)
+		}
+		s.mu.Unlock()
+		r.wake()
+	})
+	return r
+}
+
+func (s *Server) run(id a2a.TaskID) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[id]
+}
+
+func (r *run) push(it item) {
+	r.mu.Lock()
+	r.queue = append(r.queue, it)
+	r.mu.Unlock()
+	r.wake()
+}
+
+func (r *run) wake() {
+	select {
+	case r.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Approve implements tool.Approver: a policy "ask" turns the task
+// input-required, and the next message on the task answers it.
+func (r *run) Approve(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
+	a := &approval{req: req, answer: make(chan bool, 1)}
+	r.push(item{appr: a})
+	select {
+	case ok := <-a.answer:
+		return ok, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// answer delivers a follow-up message's answer to the pending approval.
+func (r *run) answer(ok bool) bool {
+	r.mu.Lock()
+	a := r.awaiting
+	r.awaiting = nil
+	r.mu.Unlock()
+	if a == nil {
+		return false
+	}
+	a.answer <- ok
+	return true
+}
+
+// relay translates the run's items into A2A events until the task reaches
+// a terminal state or needs input. Consecutive text deltas are merged into
+// one artifact chunk, so a fast model costs fewer events (and fewer task
+// copies in a2a-go) under load.
+func (r *run) relay(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) {
+	var text strings.Builder
+	flush := func(last bool) bool {
+		if text.Len() == 0 && !last {
+			return true
+		}
+		var ev *a2a.TaskArtifactUpdateEvent
+		part := a2a.NewTextPart(text.String())
+		text.Reset()
+		if r.artifact == "" {
+			ev = a2a.NewArtifactEvent(ec, part)
+			ev.Artifact.Name = "response"
+			r.artifact = ev.Artifact.ID
+		} else {
+			ev = a2a.NewArtifactUpdateEvent(ec, r.artifact, part)
+		}
+		ev.LastChunk = last
+		r.streamed = true
+		return yield(ev, nil)
+	}
+	for {
+		r.mu.Lock()
+		items := r.queue
+		r.queue = nil
+		done := r.done
+		r.mu.Unlock()
+		for i, it := range items {
+			if it.appr != nil {
+				if !flush(false) {
+					return
+				}
+				r.mu.Lock()
+				r.awaiting = it.appr
+				// Later items wait for the next execution.
+				r.queue = append(items[i+1:len(items):len(items)], r.queue...)
+				r.mu.Unlock()
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, approvalMessage(ec, it.appr.req)), nil)
+				return
+			}
+			e := it.ev
+			switch e.Type {
+			case agent.EventText:
+				text.WriteString(e.Text)
+				continue
+			case agent.EventToolStarted, agent.EventToolFinished:
+				if !flush(false) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, toolMessage(ec, e)), nil) {
+					return
+				}
+			case agent.EventFinal:
+				if !r.finish(ec, e, &text, flush, yield) {
+					return
+				}
+				return
+			case agent.EventError:
+				if !flush(false) {
+					return
+				}
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, agentText(ec, "the agent failed: "+e.Error)), nil)
+				return
+			}
+		}
+		if !flush(false) {
+			return
+		}
+		if done && len(items) == 0 {
+			// The run ended without a final or error event: the kernel
+			// always sends one, so this is only a safety net.
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, agentText(ec, "the run ended without a result")), nil)
+			return
+		}
+		select {
+		case <-r.signal:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// waitEnd waits up to window for the run's final (or error) event and
+// takes the whole queue if it came. It returns nil, consuming nothing, if
+// the run needs longer or asks for approval.
+func (r *run) waitEnd(ctx context.Context, window time.Duration) *agent.Event {
+	timer := time.NewTimer(window)
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		var end *agent.Event
+		for _, it := range r.queue {
+			if it.appr != nil {
+				r.mu.Unlock()
+				return nil
+			}
+			if it.ev.Type == agent.EventFinal || it.ev.Type == agent.EventError {
+				end = it.ev
+				break
+			}
+		}
+		if end != nil {
+			r.queue = nil
+		}
+		r.mu.Unlock()
+		if end != nil {
+			return end
+		}
+		select {
+		case <-r.signal:
+		case <-timer.C:
+			r.wake() // the relay that takes over needs the wake-up
+			return nil
+		case <-ctx.Done():
+			r.wake()
+			return nil
+		}
+	}
+}
+
+// finishedTask is a new task in its final state, from the run's last event.
+func finishedTask(ec *a2asrv.ExecutorContext, e *agent.Event) *a2a.Task {
+	t := a2a.NewSubmittedTask(ec, ec.Message)
+	now := time.Now().UTC()
+	switch {
+	case e.Type == agent.EventError:
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(ec, "the agent failed: "+e.Error), Timestamp: &now}
+		return t
+	case e.StopReason == agent.StopCancelled:
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentText(ec, "the run was stopped before it finished (canceled, or agentd shut down)"), Timestamp: &now}
+		return t
+	}
+	answer := ""
+	if e.Message != nil {
+		answer = e.Message.Text()
+	}
+	t.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: &now}
+	if answer != "" {
+		t.Artifacts = []*a2a.Artifact{{ID: a2a.NewArtifactID(), Name: "response", Parts: a2a.ContentParts{a2a.NewTextPart(answer)}}}
+		t.Status.Message = agentText(ec, answer)
+	}
+	t.Metadata = map[string]any{"agentd": map[string]any{"stopReason": string(e.StopReason)}}
+	return t
+}
+
+// adoptKey carries a run started by the blocking fast path into the
+// a2a-go execution that takes it over.
+type adoptKey struct{}
+
+// fastHandler wraps a2a-go's request handler with a fast path for the
+// commonest call: a blocking, non-streaming send that starts a task. The
+// client learns the task id only from the answer, so nothing can observe
+// the task before it ends; if the run ends within the server's window,
+// the task is stored once, finished, and returned, without a2a-go's event
+// pipeline (per event: a gob copy of the task, a store update). A longer
+// run, an approval, a push config or anything unusual goes to a2a-go,
+// which adopts the already started run.
+type fastHandler struct {
+	a2asrv.RequestHandler
+	s *Server
+}
+
+// SendMessage implements a2asrv.RequestHandler.
+func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	name := agentFrom(ctx)
+	if name == "" || h.s.fastWindow <= 0 || req == nil || req.Message == nil {
+		return h.RequestHandler.SendMessage(ctx, req)
+	}
+	msg := req.Message
+	if c := req.Config; c != nil && (c.ReturnImmediately || c.PushConfig != nil) ||
+		msg.TaskID != "" || msg.ID == "" || msg.Role == "" || len(msg.Parts) == 0 || len(msg.ReferenceTasks) > 0 {
+		return h.RequestHandler.SendMessage(ctx, req)
+	}
+	ec := &a2asrv.ExecutorContext{Message: msg, TaskID: a2a.NewTaskID(), ContextID: msg.ContextID, Metadata: req.Metadata}
+	if ec.ContextID == "" {
+		ec.ContextID = a2a.NewContextID()
+	}
+	r, failure := h.s.attach(ctx, ec)
+	var end *agent.Event
+	if failure != "" {
+		end = &agent.Event{Type: agent.EventError, Error: failure}
+	} else if end = r.waitEnd(ctx, h.s.fastWindow); end == nil {
+		// Hand the running task to a2a-go, in the context chosen here.
+		m := *msg
+		m.ContextID = ec.ContextID
+		r2 := *req
+		r2.Message = &m
+		return h.RequestHandler.SendMessage(context.WithValue(ctx, adoptKey{}, r), &r2)
+	}
+	t := finishedTask(ec, end)
+	if failure != "" {
+		t.Status.Message = agentText(ec, failure)
+	}
+	if _, err := h.s.opts.Tasks.Create(ctx, t); err != nil {
+		return nil, err
+	}
+	trimHistory(t, historyLength(req))
+	return t, nil
+}
+
+// CancelTask implements a2asrv.RequestHandler. When a cancel races with an
+// execution that just ended in input-required, a2a-go hands the cancel to
+// the ending execution and fails ("not cancelable", "queue is closed");
+// the task is still cancelable, so try again once a2a-go has let go of it.
+func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	for attempt := 0; ; attempt++ {
+		t, err := h.RequestHandler.CancelTask(ctx, req)
+		if err == nil || attempt == 10 {
+			return t, err
+		}
+		st, gerr := h.s.opts.Tasks.Get(ctx, req.ID)
+		if gerr != nil || st.Task.Status.State.Terminal() {
+			return t, err
+		}
+		select {
+		case <-time.After(time.Duration(attempt+1) * 10 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func historyLength(req *a2a.SendMessageRequest) *int {
+	if req.Config != nil {
+		return req.Config.HistoryLength
+	}
+	return nil
+}
+
+// finish reports a run's final event: the rest of the text as the last
+// artifact chunk, then the terminal status carrying the whole answer.
+func (r *run) finish(ec *a2asrv.ExecutorContext, e *agent.Event, text *strings.Builder, flush func(bool) bool, yield func(a2a.Event, error) bool) bool {
+	answer := ""
+	if e.Message != nil {
+		answer = e.Message.Text()
+	}
+	if !r.streamed && text.Len() == 0 && answer != "" {
+		// The provider did not stream: the answer is the artifact.
+		text.WriteString(answer)
+	}
+	// Text already sent needs no empty closing chunk: lastChunk is
+	// optional, and an empty part would stay in the artifact.
+	if text.Len() > 0 && !flush(true) {
+		return false
+	}
+	if e.StopReason == agent.StopCancelled {
+		return yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "the run was stopped before it finished (canceled, or agentd shut down)")), nil)
+	}
+	var msg *a2a.Message
+	if answer != "" {
+		msg = agentText(ec, answer)
+	}
+	ev := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, msg)
+	ev.Metadata = map[string]any{"agentd": map[string]any{"stopReason": string(e.StopReason)}}
+	return yield(ev, nil)
+}
+
+// agentText is an agent message with one text part, bound to the task.
+func agentText(ec *a2asrv.ExecutorContext, text string) *a2a.Message {
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(text))
+}
+
+// toolMessage describes tool activity for a working status update: a text
+// line for people and a data part for programs.
+func toolMessage(ec *a2asrv.ExecutorContext, e *agent.Event) *a2a.Message {
+	c := e.ToolCall
+	data := map[string]any{"type": string(e.Type), "tool": c.Name, "callId": c.ID}
+	line := "calling tool " + c.Name
+	if e.Type == agent.EventToolFinished {
+		line = "tool " + c.Name + " finished"
+		isErr := e.ToolResult != nil && e.ToolResult.IsError
+		data["isError"] = isErr
+		data["untrusted"] = e.Untrusted
+		if isErr {
+			line += " with an error"
+		}
+	}
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(line), a2a.NewDataPart(data))
+}
+
+// approvalMessage asks the client to approve a tool call.
+func approvalMessage(ec *a2asrv.ExecutorContext, req tool.ApprovalRequest) *a2a.Message {
+	var args any = map[string]any{}
+	if len(req.Args) > 0 {
+		_ = json.Unmarshal(req.Args, &args)
+	}
+	text := fmt.Sprintf("Approval needed: the agent wants to call %s (%s). Reply \"yes\" to allow it or \"no\" to refuse.", req.Tool, req.Reason)
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(text), a2a.NewDataPart(map[string]any{
+		"type": "approval_request", "tool": req.Tool, "callId": req.CallID, "arguments": args, "reason": req.Reason,
+	}))
+}
+
+// approvalAnswer reads a follow-up message as yes or no: a data part
+// {"approved": bool} wins, else the text must start with an affirmative
+// word. Anything else refuses, the safe default.
+func approvalAnswer(m *a2a.Message) bool {
+	if m == nil {
+		return false
+	}
+	var text strings.Builder
+	for _, p := range m.Parts {
+		if d, ok := p.Content.(a2a.Data); ok {
+			if obj, ok := d.Value.(map[string]any); ok {
+				if v, ok := obj["approved"].(bool); ok {
+					return v
+				}
+			}
+		}
+		text.WriteString(p.Text())
+	}
+	w := strings.ToLower(strings.TrimSpace(text.String()))
+	w = strings.TrimRight(strings.Fields(w + " x")[0], ".!,")
+	switch w {
+	case "yes", "y", "approve", "approved", "allow", "ok", "okay", "true":
+		return true
+	}
+	return false
+}
+
+// toLLMMessage converts an A2A user message to the kernel's input: text
+// parts as text, images as images, other data and files described in text.
+func toLLMMessage(m *a2a.Message) (llm.Message, error) {
+	out := llm.Message{Role: llm.RoleUser}
+	for _, p := range m.Parts {
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			out.Parts = append(out.Parts, llm.Part{Text: string(c)})
+		case a2a.Data:
+			b, err := json.Marshal(c.Value)
+			if err != nil {
+				return out, fmt.Errorf("data part: %w", err)
+			}
+			out.Parts = append(out.Parts, llm.Part{Text: "```json\n" + string(b) + "\n```"})
+		case a2a.Raw:
+			switch {
+			case strings.HasPrefix(p.MediaType, "image/"):
+				out.Parts = append(out.Parts, llm.Part{Image: &llm.Image{MIMEType: p.MediaType, Data: []byte(c)}})
+			case strings.HasPrefix(p.MediaType, "text/") || p.MediaType == "application/json":
+				out.Parts = append(out.Parts, llm.Part{Text: fmt.Sprintf("[file %s]\n%s", p.Filename, string(c))})
+			default:
+				out.Parts = append(out.Parts, llm.Part{Text: fmt.Sprintf("[file %q of type %s, %d bytes, base64]\n%s", p.Filename, p.MediaType, len(c), base64.StdEncoding.EncodeToString(c))})
+			}
+		case a2a.URL:
+			out.Parts = append(out.Parts, llm.Part{Text: fmt.Sprintf("[file %q of type %s at %s]", p.Filename, p.MediaType, string(c))})
+		}
+	}
+	if len(out.Parts) == 0 {
+		return out, errors.New("the message has no content the agent can read")
+	}
+	return out, nil
+}

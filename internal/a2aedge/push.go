@@ -1,0 +1,309 @@
+package a2aedge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/netguard"
+)
+
+// PusherOptions configure push-notification delivery. Zero values take
+// the defaults.
+type PusherOptions struct {
+	// Policy is the SSRF guard for webhook URLs; nil allows public
+	// addresses only.
+	Policy *netguard.Policy
+	// Timeout bounds one delivery attempt; default 10 s.
+	Timeout time.Duration
+	// Attempts per event, retrying 5xx, 429 and network errors with
+	// exponential backoff; default 4.
+	Attempts int
+	// Backoff is the first retry's delay, doubled for each next; default 500 ms.
+	Backoff time.Duration
+	// Workers deliver in parallel; events of one task always go through the
+	// same worker, in order. Default 4.
+	Workers int
+	// QueueSize bounds undelivered events per worker; beyond it events are
+	// dropped (and logged). Default 1024.
+	QueueSize int
+	// MaxTasks bounds the tasks whose configs are kept (oldest dropped
+	// first); default DefaultMaxTasks.
+	MaxTasks int
+	Logger   *slog.Logger
+}
+
+// Pusher delivers A2A events to the webhooks clients register for their
+// tasks. It is a2a-go's push.Sender, but it never blocks a task: SendPush
+// queues the event and returns, and workers deliver with retries.
+//
+// Configs live in memory: they do not survive a restart, and a restart
+// fails every running task anyway (see TaskStore.FailRunningTasks).
+type Pusher struct {
+	opts    PusherOptions
+	log     *slog.Logger
+	client  *http.Client
+	configs *pushConfigs
+	queues  []chan delivery
+	ctx     context.Context // cancelled by Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+var _ push.Sender = (*Pusher)(nil)
+
+type delivery struct {
+	cfg  *a2a.PushConfig
+	body []byte
+}
+
+// NewPusher starts the delivery workers; Close stops them.
+func NewPusher(opts PusherOptions) *Pusher {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = 4
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 500 * time.Millisecond
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 1024
+	}
+	if opts.MaxTasks <= 0 {
+		opts.MaxTasks = DefaultMaxTasks
+	}
+	if opts.Policy == nil {
+		opts.Policy = &netguard.Policy{}
+	}
+	client := opts.Policy.Client(opts.Timeout)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Pusher{
+		opts: opts, log: orDiscard(opts.Logger), client: client, ctx: ctx, cancel: cancel,
+		configs: &pushConfigs{policy: opts.Policy, max: opts.MaxTasks, byTask: map[a2a.TaskID][]*a2a.PushConfig{}},
+	}
+	for range opts.Workers {
+		q := make(chan delivery, opts.QueueSize)
+		p.queues = append(p.queues, q)
+		p.wg.Go(func() { p.worker(q) })
+	}
+	return p
+}
+
+// Configs is the push-config store to give a2a-go.
+func (p *Pusher) Configs() push.ConfigStore { return p.configs }
+
+// Close stops the workers; undelivered events are dropped.
+func (p *Pusher) Close() error {
+	p.cancel()
+	p.wg.Wait()
+	return nil
+}
+
+// SendPush implements push.Sender: it queues the event for every webhook
+// of its task and returns at once.
+func (p *Pusher) SendPush(ctx context.Context, cfg *a2a.PushConfig, event a2a.Event) error {
+	body, err := json.Marshal(a2a.StreamResponse{Event: event})
+	if err != nil {
+		p.log.Error("encode push notification", "task", cfg.TaskID, "err", err)
+		return nil
+	}
+	h := fnv.New32a()
+	h.Write([]byte(cfg.TaskID))
+	q := p.queues[int(h.Sum32()%uint32(len(p.queues)))]
+	select {
+	case q <- delivery{cfg: cfg, body: body}:
+	default:
+		p.log.Warn("push notification dropped: delivery queue full", "task", cfg.TaskID)
+	}
+	return nil
+}
+
+func (p *Pusher) worker(q chan delivery) {
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case d := <-q:
+			p.deliver(p.ctx, d)
+		}
+	}
+}
+
+// deliver posts one event, retrying transient failures.
+func (p *Pusher) deliver(ctx context.Context, d delivery) {
+	delay := p.opts.Backoff
+	for attempt := 1; ; attempt++ {
+		retry, err := p.post(ctx, d)
+		if err == nil {
+			return
+		}
+		if !retry || attempt >= p.opts.Attempts {
+			// The URL is the client's; the token and credentials never
+			// appear in logs.
+			p.log.Warn("push notification failed", "task", d.cfg.TaskID, "config", d.cfg.ID, "attempts", attempt, "err", err)
+			return
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return
+		}
+		delay *= 2
+	}
+}
+
+// post sends one attempt and says whether a failure is worth retrying.
+func (p *Pusher) post(ctx context.Context, d delivery) (retry bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.cfg.URL, bytes.NewReader(d.body))
+	if err != nil {
+		return false, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if d.cfg.Token != "" {
+		// The spec's header, and the spelling a2a-go's own sender uses.
+		req.Header.Set("X-A2A-Notification-Token", d.cfg.Token)
+		req.Header.Set("A2A-Notification-Token", d.cfg.Token)
+	}
+	if a := d.cfg.Auth; a != nil && a.Credentials != "" {
+		switch strings.ToLower(a.Scheme) {
+		case "bearer":
+			req.Header.Set("Authorization", "Bearer "+a.Credentials)
+		case "basic":
+			req.Header.Set("Authorization", "Basic "+a.Credentials)
+		}
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return !errors.Is(err, netguard.ErrBlocked), err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return false, nil
+	}
+	return resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests, fmt.Errorf("webhook answered %s", resp.Status)
+}
+
+// pushConfigs is a bounded in-memory push.ConfigStore that refuses
+// webhook URLs the SSRF guard blocks.
+type pushConfigs struct {
+	policy *netguard.Policy
+	max    int
+
+	mu     sync.RWMutex
+	byTask map[a2a.TaskID][]*a2a.PushConfig
+	order  []a2a.TaskID // tasks in the order their first config came
+}
+
+var _ push.ConfigStore = (*pushConfigs)(nil)
+
+// Save implements push.ConfigStore.
+func (s *pushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.PushConfig) (*a2a.PushConfig, error) {
+	if cfg == nil || cfg.URL == "" {
+		return nil, fmt.Errorf("%w: a push config needs a url", a2a.ErrInvalidParams)
+	}
+	if _, err := s.policy.CheckURL(ctx, cfg.URL); err != nil {
+		return nil, fmt.Errorf("%w: push notification url: %w", a2a.ErrInvalidParams, err)
+	}
+	c := *cfg
+	if c.Auth != nil {
+		auth := *c.Auth
+		c.Auth = &auth
+	}
+	if c.ID == "" {
+		c.ID = agent.NewID()
+	}
+	c.TaskID = taskID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list, ok := s.byTask[taskID]
+	if !ok {
+		s.order = append(s.order, taskID)
+		for len(s.order) > s.max {
+			delete(s.byTask, s.order[0])
+			s.order = s.order[1:]
+		}
+	}
+	replaced := false
+	for i, old := range list {
+		if old.ID == c.ID {
+			list[i], replaced = &c, true
+		}
+	}
+	if !replaced {
+		list = append(list, &c)
+	}
+	s.byTask[taskID] = list
+	out := c
+	return &out, nil
+}
+
+// Get implements push.ConfigStore.
+func (s *pushConfigs) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, c := range s.byTask[taskID] {
+		if c.ID == id {
+			out := *c
+			return &out, nil
+		}
+	}
+	return nil, push.ErrPushConfigNotFound
+}
+
+// List implements push.ConfigStore. It runs for every task event, so the
+// common case (no configs) allocates nothing.
+func (s *pushConfigs) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	list := s.byTask[taskID]
+	if len(list) == 0 {
+		return nil, nil
+	}
+	out := make([]*a2a.PushConfig, len(list))
+	for i, c := range list {
+		cp := *c
+		out[i] = &cp
+	}
+	return out, nil
+}
+
+// Delete implements push.ConfigStore.
+func (s *pushConfigs) Delete(ctx context.Context, taskID a2a.TaskID, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.byTask[taskID]
+	for i, c := range list {
+		if c.ID == id {
+			s.byTask[taskID] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// DeleteAll implements push.ConfigStore.
+func (s *pushConfigs) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byTask, taskID)
+	return nil
+}

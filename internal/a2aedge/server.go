@@ -1,0 +1,341 @@
+// Package a2aedge is agentd's A2A edge: the server that exposes each agent
+// as an A2A agent (one card and one endpoint per agent, A2A 1.0 over
+// JSON-RPC and HTTP+JSON, the 0.3 method names, and the seed's legacy
+// routes), the persistent task store behind it, push-notification
+// delivery, and the client that discovers remote A2A agents and offers
+// them to local agents as tools.
+//
+// The server is a thin translation layer: a task is one kernel run
+// (agent.Kernel.Run) over the session named by the task's contextId, and
+// the run's events become A2A status and artifact updates. Protocol
+// plumbing (method dispatch, event queues, streaming, optimistic
+// concurrency) is github.com/a2aproject/a2a-go/v2's; agentd supplies the
+// executor, the task store and the push sender.
+package a2aedge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/httpapi"
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/store"
+)
+
+// SessionLookup finds a session; store.SessionStore satisfies it.
+type SessionLookup interface {
+	GetSession(ctx context.Context, id string) (store.Session, error)
+}
+
+// Options are the server's dependencies and settings.
+type Options struct {
+	Kernel   *agent.Kernel
+	Tasks    *TaskStore
+	Sessions SessionLookup
+	// ListenPath is the base of the A2A routes; default "/a2a".
+	ListenPath string
+	// PublicURL is the externally visible base URL for Agent Cards; empty
+	// means the scheme and Host of each request (forwarding headers are
+	// not trusted: set PublicURL behind a proxy).
+	PublicURL string
+	// DefaultAgent serves /.well-known/agent-card.json and the legacy
+	// routes; empty means the first agent exposed over A2A.
+	DefaultAgent string
+	// BearerAuth says the daemon requires "Authorization: Bearer": cards
+	// then declare a bearer security scheme.
+	BearerAuth bool
+	// Version is the daemon's version, shown in cards.
+	Version string
+	// Push delivers push notifications; nil disables them (and cards
+	// then say pushNotifications: false).
+	Push *Pusher
+	// Client serves the /api/a2a routes; nil leaves them out.
+	Client *Client
+	Logger *slog.Logger
+}
+
+// Server serves A2A. Close stops its runs.
+type Server struct {
+	opts Options
+	lp   string
+	log  *slog.Logger
+
+	handler a2asrv.RequestHandler
+	rpc     http.Handler // A2A 1.0 JSON-RPC
+	rpc03   http.Handler // A2A 0.3 JSON-RPC
+	rest    http.Handler // A2A 1.0 HTTP+JSON
+	rest03  http.Handler // A2A 0.3 HTTP+JSON, under /v1
+
+	// fastWindow is how long a blocking send waits for its run before
+	// a2a-go takes the task over (see fastHandler).
+	fastWindow time.Duration
+
+	baseCtx context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	runs    map[a2a.TaskID]*run
+}
+
+// New returns a server. Runs it starts are cancelled by Close.
+func New(opts Options) *Server {
+	if opts.ListenPath == "" {
+		opts.ListenPath = "/a2a"
+	}
+	log := orDiscard(opts.Logger)
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log, baseCtx: ctx, stop: stop,
+		runs: map[a2a.TaskID]*run{}, fastWindow: time.Second}
+	hopts := []a2asrv.RequestHandlerOption{
+		a2asrv.WithTaskStore(opts.Tasks),
+		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
+		a2asrv.WithCapabilityChecks(s.capabilities()),
+	}
+	if opts.Push != nil {
+		hopts = append(hopts, a2asrv.WithPushNotifications(opts.Push.Configs(), opts.Push))
+	}
+	s.handler = fastHandler{a2asrv.NewHandler(&executor{s}, hopts...), s}
+	// Keep-alives stop proxies from cutting long streams while an agent
+	// thinks or waits on a tool.
+	keep := a2asrv.WithTransportKeepAlive(15 * time.Second)
+	s.rpc = a2asrv.NewJSONRPCHandler(s.handler, keep)
+	s.rpc03 = a2av0.NewJSONRPCHandler(s.handler, keep)
+	s.rest = a2asrv.NewRESTHandler(s.handler, keep)
+	s.rest03 = a2av0.NewRESTHandler(s.handler, keep)
+	return s
+}
+
+func (s *Server) capabilities() *a2a.AgentCapabilities {
+	return &a2a.AgentCapabilities{Streaming: true, PushNotifications: s.opts.Push != nil}
+}
+
+// Close cancels every run and waits for them to end.
+func (s *Server) Close() error {
+	s.stop()
+	s.wg.Wait()
+	return nil
+}
+
+// Register adds the A2A routes to mux. This is the route table.
+func (s *Server) Register(mux *http.ServeMux) {
+	lp := s.lp
+	mux.HandleFunc("GET /.well-known/agent-card.json", s.defaultCard)
+	mux.HandleFunc("GET /.well-known/agent.json", s.defaultCard)
+	mux.HandleFunc("GET "+lp+"/agents", s.listCards)
+	mux.HandleFunc("POST "+lp+"/agents/{name}", s.agentRPC)
+	mux.HandleFunc(lp+"/agents/{name}/{rest...}", s.agentREST)
+	// The seed's card URL was the listen path itself: JSON-RPC there
+	// reaches the default agent.
+	mux.HandleFunc("POST "+lp, s.defaultRPC)
+	mux.HandleFunc("POST "+lp+"/tasks/send", s.legacySend)
+	mux.HandleFunc("GET "+lp+"/tasks/{id}", s.legacyGet)
+	mux.HandleFunc("POST "+lp+"/tasks/{id}/cancel", s.legacyCancel)
+	if s.opts.Client != nil {
+		s.registerAPI(mux)
+	}
+}
+
+// exposed returns agent name if it exists and is exposed over A2A.
+func (s *Server) exposed(ctx context.Context, name string) (manifest.Manifest, error) {
+	e, err := s.opts.Kernel.Agents().Get(ctx, name)
+	if err != nil {
+		return manifest.Manifest{}, err
+	}
+	if !e.Manifest.Expose.A2A {
+		return manifest.Manifest{}, fmt.Errorf("%w: %q is not exposed over A2A (set expose.a2a = true)", agent.ErrAgentNotFound, name)
+	}
+	return e.Manifest, nil
+}
+
+// defaultAgent resolves the agent of the well-known card and the legacy
+// routes: the configured default, else the first exposed agent.
+func (s *Server) defaultAgent(ctx context.Context) (manifest.Manifest, error) {
+	if s.opts.DefaultAgent != "" {
+		return s.exposed(ctx, s.opts.DefaultAgent)
+	}
+	entries, err := s.opts.Kernel.Agents().List(ctx)
+	if err != nil {
+		return manifest.Manifest{}, err
+	}
+	for _, e := range entries {
+		if e.Manifest.Expose.A2A {
+			return e.Manifest, nil
+		}
+	}
+	return manifest.Manifest{}, fmt.Errorf("%w: no agent is exposed over A2A (set expose.a2a = true on one)", agent.ErrAgentNotFound)
+}
+
+func (s *Server) defaultCard(w http.ResponseWriter, r *http.Request) {
+	m, err := s.defaultAgent(r.Context())
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	s.writeCard(w, r, m)
+}
+
+func (s *Server) listCards(w http.ResponseWriter, r *http.Request) {
+	entries, err := s.opts.Kernel.Agents().List(r.Context())
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	cards := []json.RawMessage{}
+	for _, e := range entries {
+		if !e.Manifest.Expose.A2A {
+			continue
+		}
+		b, err := s.cardJSON(r, e.Manifest)
+		if err != nil {
+			writeErr(w, s.log, err)
+			return
+		}
+		cards = append(cards, b)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": cards, "total": len(cards)})
+}
+
+// agentRPC is an agent's JSON-RPC endpoint.
+func (s *Server) agentRPC(w http.ResponseWriter, r *http.Request) {
+	m, err := s.exposed(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	s.serveRPC(w, r, m.Name)
+}
+
+func (s *Server) defaultRPC(w http.ResponseWriter, r *http.Request) {
+	m, err := s.defaultAgent(r.Context())
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	s.serveRPC(w, r, m.Name)
+}
+
+// v03Methods are the A2A 0.3 JSON-RPC method names.
+var v03Methods = map[string]bool{
+	"message/send": true, "message/stream": true, "tasks/get": true, "tasks/cancel": true,
+	"tasks/resubscribe": true, "tasks/pushNotificationConfig/get": true, "tasks/pushNotificationConfig/set": true,
+	"tasks/pushNotificationConfig/list": true, "tasks/pushNotificationConfig/delete": true,
+	"agent/getAuthenticatedExtendedCard": true,
+}
+
+// serveRPC routes one JSON-RPC request by its method name: 1.0 names
+// ("SendMessage") and 0.3 names ("message/send") differ, so one endpoint
+// serves both; the seed's "tasks/send" goes to the legacy translator.
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	var env struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &env) // a malformed body is the handler's to report
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r = s.prepare(w, r, name)
+	switch {
+	case v03Methods[env.Method]:
+		s.rpc03.ServeHTTP(w, r)
+	case env.Method == "tasks/send" || env.Method == "tasks/sendSubscribe":
+		s.legacyRPC(w, r, body)
+	default:
+		s.rpc.ServeHTTP(w, r)
+	}
+}
+
+// agentREST serves an agent's card and its HTTP+JSON binding: 1.0 paths
+// ("/message:send") and 0.3 paths ("/v1/message:send").
+func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
+	m, err := s.exposed(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	rest := "/" + r.PathValue("rest")
+	switch {
+	case rest == "/.well-known/agent-card.json" || rest == "/.well-known/agent.json":
+		if r.Method != http.MethodGet {
+			httpapi.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET for an Agent Card")
+			return
+		}
+		s.writeCard(w, r, m)
+		return
+	case rest == "/" && r.Method == http.MethodPost:
+		s.serveRPC(w, r, m.Name)
+		return
+	}
+	r = s.prepare(w, r, m.Name)
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.Path, r2.URL.RawPath = rest, ""
+	if strings.HasPrefix(rest, a2av0.RESTPathPrefix+"/") {
+		s.rest03.ServeHTTP(w, r2)
+		return
+	}
+	s.rest.ServeHTTP(w, r2)
+}
+
+// prepare scopes the request to agent name and lifts the server's write
+// deadline: a blocking send or a stream lasts as long as the run.
+func (s *Server) prepare(w http.ResponseWriter, r *http.Request, name string) *http.Request {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	return r.WithContext(withAgent(r.Context(), name))
+}
+
+// writeErr maps core errors to the API's stable error shape.
+func writeErr(w http.ResponseWriter, log *slog.Logger, err error) {
+	switch {
+	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, store.ErrNotFound), errors.Is(err, a2a.ErrTaskNotFound):
+		httpapi.WriteError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest), errors.Is(err, a2a.ErrParseError), errors.Is(err, errBadRequest):
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error())
+	case errors.Is(err, a2a.ErrTaskNotCancelable):
+		httpapi.WriteError(w, http.StatusConflict, "not_cancelable", err.Error())
+	case errors.Is(err, netguard.ErrBlocked):
+		httpapi.WriteError(w, http.StatusForbidden, "blocked", err.Error())
+	case errors.Is(err, errUpstream):
+		httpapi.WriteError(w, http.StatusBadGateway, "upstream", err.Error())
+	default:
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			httpapi.WriteError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+			return
+		}
+		log.Error("a2a request failed", "err", err)
+		httpapi.WriteError(w, http.StatusInternalServerError, "internal", err.Error())
+	}
+}
+
+// errBadRequest marks client mistakes in non-protocol routes.
+var errBadRequest = errors.New("bad request")
+
+// errUpstream marks failures of a remote A2A agent.
+var errUpstream = errors.New("remote a2a agent")
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

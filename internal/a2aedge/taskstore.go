@@ -1,0 +1,480 @@
+package a2aedge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+// DefaultMaxTasks bounds the task store when no bound is configured.
+const DefaultMaxTasks = 1000
+
+// TaskStoreOptions configure a TaskStore. Zero values take the defaults.
+type TaskStoreOptions struct {
+	// MaxTasks bounds the stored tasks; only terminal tasks are evicted,
+	// oldest first. Default DefaultMaxTasks.
+	MaxTasks int
+	// FlushInterval bounds how long intermediate progress of a running task
+	// (streamed text, tool activity) stays in memory only. Default 1 s.
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// TaskStore is a2a-go's taskstore.Store over agentd's persistent
+// store.TaskStore.
+//
+// Writes are kept off the hot path: a task is written when it is created,
+// whenever its state changes (working, input-required, a terminal state)
+// and at most once per FlushInterval while it streams. Between writes the
+// running task lives in memory, where a2a-go's optimistic versions are
+// checked; the store's own versions only order this process's writes.
+// After a crash, FailRunningTasks turns every task left non-terminal into
+// a failed one, so a client polling an id always gets a truthful answer.
+type TaskStore struct {
+	st    store.TaskStore
+	max   int
+	flush time.Duration
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	live  map[a2a.TaskID]*liveTask
+	count int // tasks in the store, as far as this process knows
+
+	pruneC chan struct{}
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+var _ taskstore.Store = (*TaskStore)(nil)
+
+// liveTask is a non-terminal task held in memory.
+type liveTask struct {
+	task    *a2a.Task
+	version taskstore.TaskVersion
+	agent   string
+	created time.Time
+	flushed time.Time // last write to the store
+
+	wmu sync.Mutex // orders this task's writes to the store
+}
+
+// OpenTaskStore returns a TaskStore over st and starts its background
+// pruner; Close stops it.
+func OpenTaskStore(ctx context.Context, st store.TaskStore, opts TaskStoreOptions) (*TaskStore, error) {
+	if opts.MaxTasks <= 0 {
+		opts.MaxTasks = DefaultMaxTasks
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = time.Second
+	}
+	s := &TaskStore{
+		st: st, max: opts.MaxTasks, flush: opts.FlushInterval, log: orDiscard(opts.Logger),
+		live: map[a2a.TaskID]*liveTask{}, pruneC: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	_, total, err := st.ListTasks(ctx, store.TaskFilter{Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("count a2a tasks: %w", err)
+	}
+	s.count = total
+	s.wg.Add(1)
+	go s.pruner()
+	s.triggerPrune()
+	return s, nil
+}
+
+// Close stops the pruner. It does not close the underlying store.
+func (s *TaskStore) Close() error {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// RestartReason is the status text of tasks FailRunningTasks fails.
+const RestartReason = "agentd stopped while this task was %s; a run does not survive a restart, so the task failed. Send the message again to retry."
+
+// FailRunningTasks marks every task a previous process left non-terminal
+// as failed, with RestartReason in its status message. The daemon calls it
+// once at start, before serving.
+func (s *TaskStore) FailRunningTasks(ctx context.Context) (int, error) {
+	now := time.Now().UTC()
+	n, err := s.st.FailRunningTasks(ctx, func(t store.Task) (json.RawMessage, string) {
+		var task a2a.Task
+		if err := json.Unmarshal(t.Data, &task); err != nil || task.ID == "" {
+			task = a2a.Task{ID: a2a.TaskID(t.ID), ContextID: t.ContextID}
+		}
+		if task.Status.Message != nil {
+			task.History = append(task.History, task.Status.Message)
+		}
+		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &task, a2a.NewTextPart(fmt.Sprintf(RestartReason, stateWord(task.Status.State))))
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
+		data, err := json.Marshal(&task)
+		if err != nil {
+			data = t.Data
+		}
+		return data, string(a2a.TaskStateFailed)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fail a2a tasks left running: %w", err)
+	}
+	return n, nil
+}
+
+// Create implements taskstore.Store.
+func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskVersion, error) {
+	if task == nil || task.ID == "" {
+		return taskstore.TaskVersionMissing, fmt.Errorf("create task: %w", a2a.ErrInvalidParams)
+	}
+	data, err := json.Marshal(task)
+	if err != nil {
+		return taskstore.TaskVersionMissing, fmt.Errorf("encode task %s: %w", task.ID, err)
+	}
+	now := time.Now().UTC()
+	rec := store.Task{
+		ID: string(task.ID), ContextID: task.ContextID, Agent: agentFrom(ctx), State: string(task.Status.State),
+		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: now, UpdatedAt: now,
+	}
+	s.mu.Lock()
+	if _, ok := s.live[task.ID]; ok {
+		s.mu.Unlock()
+		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
+	}
+	var lt *liveTask
+	if !rec.Terminal {
+		lt = &liveTask{task: task, version: 1, agent: rec.Agent, created: now, flushed: now}
+		lt.wmu.Lock() // Get waits for nothing: it reads the live copy
+		s.live[task.ID] = lt
+	}
+	s.mu.Unlock()
+
+	_, err = s.st.CreateTask(ctx, rec)
+	if lt != nil {
+		lt.wmu.Unlock()
+	}
+	if err != nil {
+		if lt != nil {
+			s.mu.Lock()
+			delete(s.live, task.ID)
+			s.mu.Unlock()
+		}
+		if errors.Is(err, store.ErrExists) {
+			return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
+		}
+		return taskstore.TaskVersionMissing, fmt.Errorf("store task %s: %w", task.ID, err)
+	}
+	s.mu.Lock()
+	s.count++
+	over := s.count > s.max
+	s.mu.Unlock()
+	if over {
+		s.triggerPrune()
+	}
+	return 1, nil
+}
+
+// Update implements taskstore.Store.
+func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	if req == nil || req.Task == nil {
+		return taskstore.TaskVersionMissing, fmt.Errorf("update task: %w", a2a.ErrInvalidParams)
+	}
+	id := req.Task.ID
+	s.mu.Lock()
+	lt, ok := s.live[id]
+	if !ok {
+		s.mu.Unlock()
+		return s.updateStored(ctx, req)
+	}
+	if !allowed(ctx, lt.agent) {
+		s.mu.Unlock()
+		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
+	}
+	if req.PrevVersion != taskstore.TaskVersionMissing && req.PrevVersion != lt.version {
+		s.mu.Unlock()
+		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
+	}
+	prev := lt.task.Status.State
+	lt.task = req.Task
+	lt.version++
+	version := lt.version
+	now := time.Now()
+	write := prev != req.Task.Status.State || req.Task.Status.State.Terminal() || now.Sub(lt.flushed) >= s.flush
+	if write {
+		lt.flushed = now
+	}
+	s.mu.Unlock()
+	if !write {
+		return version, nil
+	}
+	if err := s.write(ctx, lt); err != nil {
+		return taskstore.TaskVersionMissing, err
+	}
+	return version, nil
+}
+
+// write stores the newest state of lt, and forgets lt once the stored
+// state is terminal. Taking the newest state under wmu means concurrent
+// writers can never store an older state after a newer one.
+func (s *TaskStore) write(ctx context.Context, lt *liveTask) error {
+	lt.wmu.Lock()
+	defer lt.wmu.Unlock()
+	s.mu.Lock()
+	task := lt.task
+	s.mu.Unlock()
+	data, err := json.Marshal(task)
+	if err != nil {
+		return fmt.Errorf("encode task %s: %w", task.ID, err)
+	}
+	rec := store.Task{
+		ID: string(task.ID), ContextID: task.ContextID, Agent: lt.agent, State: string(task.Status.State),
+		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: lt.created, UpdatedAt: time.Now().UTC(),
+	}
+	// The final write must land even if the request that caused it is
+	// gone: the run's outcome is what a later GetTask reports.
+	if _, err := s.st.UpdateTask(context.WithoutCancel(ctx), rec, 0); err != nil {
+		return fmt.Errorf("store task %s: %w", task.ID, err)
+	}
+	if rec.Terminal {
+		s.mu.Lock()
+		if s.live[task.ID] == lt && lt.task == task {
+			delete(s.live, task.ID)
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// updateStored updates a task that is not live (a terminal task, or one a
+// previous process left behind).
+func (s *TaskStore) updateStored(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	cur, err := s.st.GetTask(ctx, string(req.Task.ID))
+	if errors.Is(err, store.ErrNotFound) {
+		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return taskstore.TaskVersionMissing, fmt.Errorf("load task %s: %w", req.Task.ID, err)
+	}
+	if !allowed(ctx, cur.Agent) {
+		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
+	}
+	data, err := json.Marshal(req.Task)
+	if err != nil {
+		return taskstore.TaskVersionMissing, fmt.Errorf("encode task %s: %w", req.Task.ID, err)
+	}
+	cur.Data, cur.State, cur.Terminal, cur.UpdatedAt = data, string(req.Task.Status.State), req.Task.Status.State.Terminal(), time.Now().UTC()
+	v, err := s.st.UpdateTask(ctx, cur, int64(req.PrevVersion))
+	if errors.Is(err, store.ErrConflict) {
+		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
+	}
+	if err != nil {
+		return taskstore.TaskVersionMissing, fmt.Errorf("store task %s: %w", req.Task.ID, err)
+	}
+	return taskstore.TaskVersion(v), nil
+}
+
+// Get implements taskstore.Store. Callers may change the returned task's
+// fields; its slices are copies.
+func (s *TaskStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTask, error) {
+	t, v, _, err := s.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &taskstore.StoredTask{Task: t, Version: v}, nil
+}
+
+// get returns a task, its version and its agent.
+func (s *TaskStore) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, taskstore.TaskVersion, string, error) {
+	s.mu.Lock()
+	if lt, ok := s.live[id]; ok {
+		defer s.mu.Unlock()
+		if !allowed(ctx, lt.agent) {
+			return nil, 0, "", a2a.ErrTaskNotFound
+		}
+		return cloneTask(lt.task), lt.version, lt.agent, nil
+	}
+	s.mu.Unlock()
+	rec, err := s.st.GetTask(ctx, string(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, "", a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("load task %s: %w", id, err)
+	}
+	if !allowed(ctx, rec.Agent) {
+		return nil, 0, "", a2a.ErrTaskNotFound
+	}
+	var t a2a.Task
+	if err := json.Unmarshal(rec.Data, &t); err != nil {
+		return nil, 0, "", fmt.Errorf("decode task %s: %w", id, err)
+	}
+	return &t, taskstore.TaskVersion(rec.Version), rec.Agent, nil
+}
+
+// List implements taskstore.Store: most recently updated first, scoped to
+// the agent whose endpoint was called. Page tokens are opaque offsets.
+func (s *TaskStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	pageSize := req.PageSize
+	switch {
+	case pageSize == 0:
+		pageSize = 50
+	case pageSize < 1 || pageSize > 100:
+		return nil, fmt.Errorf("page size must be between 1 and 100, got %d: %w", pageSize, a2a.ErrInvalidParams)
+	}
+	offset := 0
+	if req.PageToken != "" {
+		b, err := base64.RawURLEncoding.DecodeString(req.PageToken)
+		if err == nil {
+			offset, err = strconv.Atoi(string(b))
+		}
+		if err != nil || offset < 0 {
+			return nil, fmt.Errorf("bad page token: %w", a2a.ErrInvalidParams)
+		}
+	}
+	f := store.TaskFilter{ContextID: req.ContextID, Agent: agentFrom(ctx), State: string(req.Status), Limit: pageSize, Offset: offset}
+	if req.StatusTimestampAfter != nil {
+		f.UpdatedAfter = *req.StatusTimestampAfter
+	}
+	recs, total, err := s.st.ListTasks(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	out := &a2a.ListTasksResponse{Tasks: make([]*a2a.Task, 0, len(recs)), TotalSize: total, PageSize: pageSize}
+	for _, rec := range recs {
+		var t *a2a.Task
+		s.mu.Lock()
+		if lt, ok := s.live[a2a.TaskID(rec.ID)]; ok {
+			t = cloneTask(lt.task)
+		}
+		s.mu.Unlock()
+		if t == nil {
+			t = new(a2a.Task)
+			if err := json.Unmarshal(rec.Data, t); err != nil {
+				return nil, fmt.Errorf("decode task %s: %w", rec.ID, err)
+			}
+		}
+		trimHistory(t, req.HistoryLength)
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	if next := offset + len(recs); next < total && len(recs) > 0 {
+		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(next)))
+	}
+	return out, nil
+}
+
+func (s *TaskStore) triggerPrune() {
+	select {
+	case s.pruneC <- struct{}{}:
+	default:
+	}
+}
+
+// pruner evicts terminal tasks beyond the bound, off the request path.
+func (s *TaskStore) pruner() {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.pruneC:
+		}
+		n, err := s.st.PruneTasks(context.Background(), s.max)
+		if err != nil {
+			s.log.Warn("pruning a2a tasks failed", "err", err)
+			continue
+		}
+		_, total, err := s.st.ListTasks(context.Background(), store.TaskFilter{Limit: 1})
+		if err != nil {
+			s.log.Warn("counting a2a tasks failed", "err", err)
+			continue
+		}
+		s.mu.Lock()
+		s.count = total
+		s.mu.Unlock()
+		if n > 0 {
+			s.log.Debug("evicted old a2a tasks", "deleted", n, "kept", total)
+		}
+	}
+}
+
+// cloneTask copies t deeply enough for callers to change its fields and
+// append to its slices without touching the stored task.
+func cloneTask(t *a2a.Task) *a2a.Task {
+	c := *t
+	c.History = slices.Clone(t.History)
+	c.Artifacts = slices.Clone(t.Artifacts)
+	return &c
+}
+
+func trimHistory(t *a2a.Task, n *int) {
+	limit := 100
+	if n != nil {
+		limit = *n
+	}
+	switch {
+	case limit == 0:
+		t.History = []*a2a.Message{}
+	case limit > 0 && len(t.History) > limit:
+		t.History = t.History[len(t.History)-limit:]
+	}
+}
+
+// stateWord names a task state in prose.
+func stateWord(s a2a.TaskState) string {
+	switch s {
+	case a2a.TaskStateSubmitted:
+		return "submitted"
+	case a2a.TaskStateWorking:
+		return "working"
+	case a2a.TaskStateInputRequired:
+		return "waiting for input"
+	case a2a.TaskStateAuthRequired:
+		return "waiting for authentication"
+	}
+	return string(s)
+}
+
+// agentKey scopes store access to the agent whose endpoint was called.
+type agentKey struct{}
+
+func withAgent(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, agentKey{}, name)
+}
+
+// agentFrom returns the agent a request addressed, "" for unscoped access
+// (legacy routes, the daemon's own API).
+func agentFrom(ctx context.Context) string {
+	s, _ := ctx.Value(agentKey{}).(string)
+	return s
+}
+
+// allowed reports whether a request may see a task of agent: a task is
+// visible only through its own agent's endpoint, so ids do not leak
+// between agents.
+func allowed(ctx context.Context, agent string) bool {
+	a := agentFrom(ctx)
+	return a == "" || a == agent
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

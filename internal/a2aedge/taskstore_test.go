@@ -1,0 +1,193 @@
+package a2aedge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/store/sqlite"
+)
+
+func openStores(t *testing.T, path string, opts TaskStoreOptions) (*sqlite.DB, *TaskStore) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := OpenTaskStore(context.Background(), db, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ts.Close(); db.Close() })
+	return db, ts
+}
+
+func newTask(id string, state a2a.TaskState) *a2a.Task {
+	t := &a2a.Task{ID: a2a.TaskID(id), ContextID: "ctx-" + id, Status: a2a.TaskStatus{State: state}}
+	t.History = []*a2a.Message{a2a.NewMessageForTask(a2a.MessageRoleUser, t, a2a.NewTextPart("q "+id))}
+	return t
+}
+
+func TestTaskStoreVersionsAndScope(t *testing.T) {
+	_, ts := openStores(t, filepath.Join(t.TempDir(), "db"), TaskStoreOptions{})
+	ctx := withAgent(context.Background(), "alpha")
+	task := newTask("t1", a2a.TaskStateWorking)
+	v, err := ts.Create(ctx, task)
+	if err != nil || v != 1 {
+		t.Fatalf("create: %v %v", v, err)
+	}
+	if _, err := ts.Create(ctx, task); !errors.Is(err, taskstore.ErrTaskAlreadyExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	upd := *task
+	upd.Artifacts = []*a2a.Artifact{{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart("partial")}}}
+	v2, err := ts.Update(ctx, &taskstore.UpdateRequest{Task: &upd, PrevVersion: v})
+	if err != nil || v2 != 2 {
+		t.Fatalf("update: %v %v", v2, err)
+	}
+	if _, err := ts.Update(ctx, &taskstore.UpdateRequest{Task: &upd, PrevVersion: v}); !errors.Is(err, taskstore.ErrConcurrentModification) {
+		t.Fatalf("stale update: %v", err)
+	}
+	got, err := ts.Get(ctx, "t1")
+	if err != nil || got.Version != 2 || len(got.Task.Artifacts) != 1 {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	// Callers may append to what Get returns without touching the store.
+	got.Task.History = append(got.Task.History, a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("x")))
+	again, _ := ts.Get(ctx, "t1")
+	if len(again.Task.History) != 1 {
+		t.Fatalf("Get shares its history slice: %d messages", len(again.Task.History))
+	}
+	if _, err := ts.Get(withAgent(context.Background(), "beta"), "t1"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("another agent's endpoint sees the task: %v", err)
+	}
+	if _, err := ts.Get(context.Background(), "t1"); err != nil {
+		t.Fatalf("unscoped get: %v", err)
+	}
+	if _, err := ts.Get(ctx, "nope"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("missing task: %v", err)
+	}
+	done := upd
+	done.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
+	if _, err := ts.Update(ctx, &taskstore.UpdateRequest{Task: &done, PrevVersion: v2}); err != nil {
+		t.Fatal(err)
+	}
+	ts.mu.Lock()
+	_, live := ts.live["t1"]
+	ts.mu.Unlock()
+	if live {
+		t.Fatal("terminal task still held in memory")
+	}
+	final, err := ts.Get(ctx, "t1")
+	if err != nil || final.Task.Status.State != a2a.TaskStateCompleted || len(final.Task.Artifacts) != 1 {
+		t.Fatalf("stored final state: %+v %v", final, err)
+	}
+}
+
+// TestTaskStoreRestart: what a client sees after the process dies with
+// tasks in flight.
+func TestTaskStoreRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	db, err := sqlite.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := OpenTaskStore(context.Background(), db, TaskStoreOptions{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := withAgent(context.Background(), "alpha")
+	for _, tc := range []struct {
+		id    string
+		state a2a.TaskState
+	}{{"working", a2a.TaskStateWorking}, {"asking", a2a.TaskStateInputRequired}, {"done", a2a.TaskStateCompleted}} {
+		if _, err := ts.Create(ctx, newTask(tc.id, tc.state)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Streamed progress within the flush interval stays in memory only.
+	w, _ := ts.Get(ctx, "working")
+	w.Task.Artifacts = []*a2a.Artifact{{ID: "a", Parts: a2a.ContentParts{a2a.NewTextPart("lost")}}}
+	if _, err := ts.Update(ctx, &taskstore.UpdateRequest{Task: w.Task, PrevVersion: w.Version}); err != nil {
+		t.Fatal(err)
+	}
+	// "Crash": drop the process state without closing cleanly.
+	ts.Close()
+	db.Close()
+
+	db2, ts2 := openStores(t, path, TaskStoreOptions{})
+	n, err := ts2.FailRunningTasks(context.Background())
+	if err != nil || n != 2 {
+		t.Fatalf("failed %d tasks: %v", n, err)
+	}
+	for _, tc := range []struct {
+		id, reason string
+		state      a2a.TaskState
+	}{
+		{"working", "while this task was working", a2a.TaskStateFailed},
+		{"asking", "while this task was waiting for input", a2a.TaskStateFailed},
+		{"done", "", a2a.TaskStateCompleted},
+	} {
+		got, err := ts2.Get(context.Background(), a2a.TaskID(tc.id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Task.Status.State != tc.state {
+			t.Errorf("%s: state %s, want %s", tc.id, got.Task.Status.State, tc.state)
+		}
+		if tc.reason != "" && !strings.Contains(got.Task.Status.Message.Parts[0].Text(), tc.reason) {
+			t.Errorf("%s: reason %q", tc.id, got.Task.Status.Message.Parts[0].Text())
+		}
+		if len(got.Task.History) == 0 {
+			t.Errorf("%s: history lost", tc.id)
+		}
+		rec, _ := db2.GetTask(context.Background(), tc.id)
+		if !rec.Terminal {
+			t.Errorf("%s: stored as non-terminal", tc.id)
+		}
+	}
+}
+
+func TestTaskStoreBounded(t *testing.T) {
+	db, ts := openStores(t, filepath.Join(t.TempDir(), "db"), TaskStoreOptions{MaxTasks: 3})
+	ctx := context.Background()
+	if _, err := ts.Create(ctx, newTask("running", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		time.Sleep(2 * time.Millisecond) // distinct update times: eviction is oldest first
+		if _, err := ts.Create(ctx, newTask(fmt.Sprintf("done%d", i), a2a.TaskStateCompleted)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, total, err := db.ListTasks(ctx, store.TaskFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d tasks stored, want 3", total)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, id := range []string{"running", "done4", "done5"} {
+		if _, err := ts.Get(ctx, a2a.TaskID(id)); err != nil {
+			t.Errorf("%s evicted: %v", id, err)
+		}
+	}
+	if _, err := ts.Get(ctx, "done0"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("oldest terminal task kept: %v", err)
+	}
+}

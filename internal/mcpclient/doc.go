@@ -1,0 +1,34 @@
+// Package mcpclient is agentd's MCP client: it connects to the upstream
+// MCP servers of the configuration (stdio, Streamable HTTP and legacy SSE;
+// the stateless 2026-07-28 protocol and the initialize-based versions down
+// to 2024-11-05, negotiated by the go-sdk) and gives agents their tools as
+// one tool.Source, named mcp_{server}_{tool}.
+//
+// A Manager keeps connections healthy. Servers connect in parallel in the
+// background; a crashed process or a lost HTTP session is noticed at once,
+// the calls in flight on it fail immediately with tool.ErrDisconnected (a
+// call is never replayed), and the server is reconnected with bounded,
+// jittered exponential backoff. tools/list_changed refreshes the tool set
+// live. Progress notifications reach tool.Call.Progress and extend a call's
+// idle deadline (timeout_secs) up to a hard cap. Upstream log messages go
+// to the daemon log tagged with the server name.
+//
+// Everything an upstream returns is untrusted: every tool has Origin mcp
+// and Untrusted set. Stdio servers run in a process group of their own,
+// with an environment cleared to PATH, HOME, TMPDIR and the names the
+// entry lists, and the whole group is killed on Remove, Close and before a
+// reconnect. HTTP and SSE URLs pass the netguard SSRF policy, requests
+// never leave the configured origin (header values are never sent
+// elsewhere, logged or put in an error), and no upstream message larger
+// than Options.MaxResultBytes is ever held in memory: an oversized result
+// fails its call with ErrResultTooLarge and the session goes on.
+//
+// Resources and prompts reach agents through four more tools,
+// Manager.ResourceTools: mcp_list_resources, mcp_read_resource,
+// mcp_list_prompts and mcp_get_prompt. Gateways get the live upstream
+// sessions from Manager.Session.
+//
+// An ACP session that brings its own mcpServers gets a Manager of its own,
+// closed with the session; literal env values the editor sends can be
+// served through Options.LookupEnv.
+package mcpclient

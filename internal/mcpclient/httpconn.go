@@ -1,0 +1,172 @@
+package mcpclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// expandHeaders resolves ${NAME} references in header values through
+// lookup. It returns the headers and every resolved value (for redaction).
+// An unset variable is an error naming the variable, never the value.
+func expandHeaders(h map[string]string, lookup func(string) (string, bool)) (http.Header, []string, error) {
+	out := make(http.Header, len(h))
+	var secrets []string
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, err := expandVars(h[k], lookup)
+		if err != nil {
+			return nil, nil, fmt.Errorf("header %q: %w", k, err)
+		}
+		out.Set(k, v)
+		if v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return out, secrets, nil
+}
+
+// expandVars replaces each ${NAME} of s with the variable's value.
+func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(s[i+2:], '}')
+		if j < 0 {
+			return "", errors.New("unterminated ${ in value")
+		}
+		name := s[i+2 : i+2+j]
+		if !validEnvName(name) {
+			return "", fmt.Errorf("%q is not a variable name", name)
+		}
+		var v string
+		ok := false
+		if lookup != nil {
+			v, ok = lookup(name)
+		}
+		if !ok {
+			return "", fmt.Errorf("variable %s is not set", name)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return "", fmt.Errorf("variable %s holds a line break", name)
+		}
+		b.WriteString(s[:i])
+		b.WriteString(v)
+		s = s[i+2+j+1:]
+	}
+}
+
+// roundTripper is the HTTP path of one session: it adds the configured
+// headers, keeps every request on the configured origin (an SSE server's
+// endpoint event or a redirect must not send our headers elsewhere), caps
+// response bodies and tells the session what the responses say about it.
+type roundTripper struct {
+	base    http.RoundTripper
+	origin  string // scheme://host of the configured URL
+	headers http.Header
+	max     int64
+	ev      frameEvents
+	sess    *session
+	// streamBroken is called when a GET event stream fails mid-way (the
+	// server went away); the session is then probed.
+	streamBroken func()
+	// rejected is called when a request carrying the session id is
+	// answered 400 or 404.
+	rejected func(status int)
+}
+
+// sessionHeader is the Streamable HTTP session header.
+const sessionHeader = "Mcp-Session-Id"
+
+// RoundTrip implements http.RoundTripper.
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if origin(req.URL) != rt.origin {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("refusing a request to %s: only %s is configured", req.URL.Host, hostOf(rt.origin))
+	}
+	r2 := req.Clone(req.Context())
+	for k, v := range rt.headers {
+		if _, set := r2.Header[k]; !set {
+			r2.Header[k] = v
+		}
+	}
+	resp, err := rt.base.RoundTrip(r2)
+	if err != nil {
+		return nil, err
+	}
+	if (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest) &&
+		req.Header.Get(sessionHeader) != "" && rt.rejected != nil {
+		rt.rejected(resp.StatusCode)
+	}
+	var callID func() json.RawMessage
+	if req.Method == http.MethodPost {
+		callID = func() json.RawMessage { return requestID(req) }
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case ct == "text/event-stream":
+		sr := &sseReader{body: resp.Body, max: rt.max, ev: rt.ev, callID: callID}
+		sr.br = newBufReader(resp.Body)
+		if req.Method == http.MethodGet && rt.streamBroken != nil {
+			ctx := req.Context()
+			sr.broken = func(error) {
+				if ctx.Err() == nil {
+					rt.streamBroken()
+				}
+			}
+		}
+		resp.Body = sr
+	case ct == "application/json" && resp.StatusCode/100 == 2:
+		resp.Body = &jsonBody{body: resp.Body, max: rt.max, ev: rt.ev, callID: callID}
+	default:
+		resp.Body = &cappedBody{body: resp.Body, left: rt.max}
+	}
+	return resp, nil
+}
+
+// requestID returns the JSON-RPC id of a POSTed call, or nil.
+func requestID(req *http.Request) json.RawMessage {
+	if req.GetBody == nil {
+		return nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&msg); err != nil || msg.Method == "" || len(msg.ID) == 0 {
+		return nil
+	}
+	return msg.ID
+}
+
+func origin(u *url.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+}
+
+func hostOf(origin string) string {
+	_, h, _ := strings.Cut(origin, "://")
+	return h
+}
+
+var _ http.RoundTripper = (*roundTripper)(nil)

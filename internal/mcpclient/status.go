@@ -1,0 +1,80 @@
+package mcpclient
+
+import "slices"
+
+// ServerStatus describes one server for GET /api/mcp/servers: the daemon
+// lists every entry as configured and the connected ones as connected.
+// No field ever holds a header value.
+type ServerStatus struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"` // stdio, http or sse
+	State     string `json:"state"`     // connecting, connected, failed, disabled
+	Connected bool   `json:"connected"`
+	// Tools are the tools agents get from this server.
+	Tools      []ToolStatus `json:"tools"`
+	ToolsCount int          `json:"tools_count"`
+	// Collisions are tools left out because their name was taken.
+	Collisions []string `json:"collisions,omitempty"`
+	LastError  string   `json:"last_error,omitempty"`
+	// Reconnects counts sessions re-established after a drop.
+	Reconnects      int         `json:"reconnects"`
+	ProtocolVersion string      `json:"protocol_version,omitempty"`
+	ServerInfo      *ServerInfo `json:"server_info,omitempty"`
+}
+
+// ToolStatus is one tool in a ServerStatus.
+type ToolStatus struct {
+	Name        string `json:"name"`
+	Upstream    string `json:"upstream"`
+	Description string `json:"description"`
+}
+
+// ServerInfo is what the server said about itself.
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// Status returns every server, in the order they were added.
+func (m *Manager) Status() []ServerStatus {
+	offered := map[*mcpTool]bool{}
+	for _, t := range *m.snapshot.Load() {
+		if mt, ok := t.(*mcpTool); ok {
+			offered[mt] = true
+		}
+	}
+	var cross map[string][]string
+	if p := m.crossCol.Load(); p != nil {
+		cross = *p
+	}
+	servers := m.serversInOrder()
+	out := make([]ServerStatus, 0, len(servers))
+	for _, s := range servers {
+		s.mu.Lock()
+		st := ServerStatus{
+			Name:            s.name,
+			Transport:       s.cfg.Transport.Type,
+			State:           s.state,
+			Connected:       s.state == StateConnected && s.sess != nil,
+			Tools:           []ToolStatus{},
+			Collisions:      slices.Clone(s.collisions),
+			LastError:       s.lastErr,
+			Reconnects:      s.reconnects,
+			ProtocolVersion: s.protocol,
+		}
+		if s.info != nil {
+			st.ServerInfo = &ServerInfo{Name: s.info.Name, Title: s.info.Title, Version: s.info.Version}
+		}
+		for _, t := range s.tools {
+			if offered[t] {
+				st.Tools = append(st.Tools, ToolStatus{Name: t.spec.Name, Upstream: t.upstream, Description: t.spec.Description})
+			}
+		}
+		s.mu.Unlock()
+		st.Collisions = append(st.Collisions, cross[s.name]...)
+		st.ToolsCount = len(st.Tools)
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,336 @@
+//lint:file-ignore SA1019 upstream log messages (deprecated in 2026-07-28, alive in every earlier version) are forwarded on purpose
+
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fault-injection server: the test binary re-executed with
+// testServerArg runs a go-sdk MCP server on stdio, so that crashes,
+// garbage and hangs happen in a real subprocess.
+const testServerArg = "mcpclient-test-server"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == testServerArg {
+		os.Exit(runTestServer(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// stdoutWriter serialises writes to stdout and injects the faults of a
+// mode: "garbage" writes non-JSON lines between messages, "drip" writes
+// every message a few bytes at a time.
+type stdoutWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	mode string
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.mode {
+	case "garbage":
+		if _, err := io.WriteString(s.w, "server starting... not json\n\n"); err != nil {
+			return 0, err
+		}
+	case "drip":
+		for i := 0; i < len(p); i += 16 {
+			if _, err := s.w.Write(p[i:min(i+16, len(p))]); err != nil {
+				return i, err
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+// raw writes bytes to stdout outside the protocol.
+func (s *stdoutWriter) raw(b string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	io.WriteString(s.w, b)
+}
+
+func runTestServer(args []string) int {
+	fs := flag.NewFlagSet("test-server", flag.ContinueOnError)
+	mode := fs.String("mode", "normal", "normal, garbage, drip, collide, raw")
+	httpAddr := fs.String("http", "", "serve HTTP on this address instead of stdio")
+	kind := fs.String("kind", "streamable", "HTTP flavour: streamable, json, stateless, sse")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *httpAddr != "" {
+		return runHTTPServer(*httpAddr, *kind)
+	}
+	if *mode == "raw" {
+		return runRawServer(os.Stdin, os.Stdout)
+	}
+	out := &stdoutWriter{w: os.Stdout, mode: *mode}
+	srv := newTestServer(*mode, out)
+	err := srv.Run(context.Background(), &mcp.IOTransport{Reader: os.Stdin, Writer: nopCloser{out}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		return 1
+	}
+	return 0
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+type sizeArgs struct {
+	Bytes int `json:"bytes"`
+}
+type progressArgs struct {
+	Steps      int `json:"steps"`
+	IntervalMS int `json:"interval_ms"`
+}
+type nameArgs struct {
+	Name string `json:"name"`
+}
+type msArgs struct {
+	MS int `json:"ms"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// newTestServer builds the fault-injection server. out is nil in
+// process (HTTP tests): the stdio-only tools are then left out.
+func newTestServer(mode string, out *stdoutWriter) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "faults", Version: "1.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		return text(a.Text), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "hang", Description: "never returns"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		// WithoutCancel keeps the request's log level (2026-07-28 carries
+		// it per request).
+		_ = req.Session.Log(context.WithoutCancel(ctx), &mcp.LoggingMessageParams{Level: "warning", Data: "hang cancelled"})
+		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "sleeps ms"}, func(ctx context.Context, req *mcp.CallToolRequest, a msArgs) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-time.After(time.Duration(a.MS) * time.Millisecond):
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		return text("slept"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "big", Description: "returns bytes of text"}, func(ctx context.Context, req *mcp.CallToolRequest, a sizeArgs) (*mcp.CallToolResult, any, error) {
+		return text(strings.Repeat("x", a.Bytes)), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "big_log", Description: "sends an oversized log message, then answers"}, func(ctx context.Context, req *mcp.CallToolRequest, a sizeArgs) (*mcp.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: strings.Repeat("y", a.Bytes)})
+		return text("logged"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "progress", Description: "reports progress steps"}, func(ctx context.Context, req *mcp.CallToolRequest, a progressArgs) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= a.Steps; i++ {
+			select {
+			case <-time.After(time.Duration(a.IntervalMS) * time.Millisecond):
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			if token != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(a.Steps), Message: fmt.Sprintf("step %d", i)})
+			}
+		}
+		return text(fmt.Sprintf("done after %d steps", a.Steps)), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "log", Description: "logs text"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "test", Data: a.Text})
+		return text("logged"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool", Description: "adds a tool"}, func(ctx context.Context, req *mcp.CallToolRequest, a nameArgs) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(srv, &mcp.Tool{Name: a.Name, Description: "added at run time"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text("i am " + a.Name), nil, nil
+		})
+		return text("added"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "structured", Description: "returns structured content"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, map[string]any{"city": "Oslo", "temp": 3}, nil
+	})
+	if mode == "collide" {
+		for _, n := range []string{"a_b", "a-b", "A_B"} {
+			mcp.AddTool(srv, &mcp.Tool{Name: n, Description: "collides"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return text("called " + n), nil, nil
+			})
+		}
+	}
+	if out == nil {
+		return srv
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "environ", Description: "lists the environment"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		env := os.Environ()
+		slices.Sort(env)
+		return text(strings.Join(env, "\n")), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits mid-call"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "corrupt", Description: "writes a broken message, then hangs"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		out.raw(`{"jsonrpc":"2.0","id":` + "\n")
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "spawn", Description: "starts a grandchild that outlives the call"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err != nil {
+			return nil, nil, err
+		}
+		b, _ := json.Marshal(cmd.Process.Pid)
+		return text(string(b)), nil, nil
+	})
+	return srv
+}
+
+// runRawServer is a hand-written JSON-RPC loop, for messages the go-sdk
+// server would take seconds to encode (tens of megabytes) and for field
+// orders it never writes. Tools: echo, big (id before result), big_tail
+// (id after result, as Node servers write), big_notify (an oversized
+// notification, then a normal answer).
+func runRawServer(in io.Reader, stdout io.Writer) int {
+	dec := json.NewDecoder(in)
+	out := bufio.NewWriterSize(stdout, 1<<20)
+	reply := func(id json.RawMessage, result string) {
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", id, result)
+		out.Flush()
+	}
+	for {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				Name            string `json:"name"`
+				Arguments       struct {
+					Bytes int    `json:"bytes"`
+					Text  string `json:"text"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if err := dec.Decode(&req); err != nil {
+			return 0
+		}
+		if req.ID == nil {
+			continue // a notification
+		}
+		switch req.Method {
+		case "initialize":
+			// The oldest version the client must still speak.
+			reply(req.ID, `{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
+		case "ping":
+			reply(req.ID, `{}`)
+		case "tools/list":
+			reply(req.ID, `{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"big","inputSchema":{"type":"object"}},{"name":"big_tail","inputSchema":{"type":"object"}},{"name":"big_notify","inputSchema":{"type":"object"}}]}`)
+		case "tools/call":
+			n := req.Params.Arguments.Bytes
+			switch req.Params.Name {
+			case "echo":
+				b, _ := json.Marshal(req.Params.Arguments.Text)
+				reply(req.ID, `{"content":[{"type":"text","text":`+string(b)+`}]}`)
+			case "big":
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, req.ID)
+				out.Write(bytes.Repeat([]byte("x"), n))
+				out.WriteString("\"}]}}\n")
+				out.Flush()
+			case "big_tail":
+				out.WriteString(`{"result":{"content":[{"type":"text","text":"`)
+				out.Write(bytes.Repeat([]byte("x"), n))
+				fmt.Fprintf(out, `"}]},"jsonrpc":"2.0","id":%s}`+"\n", req.ID)
+				out.Flush()
+			case "big_notify":
+				out.WriteString(`{"method":"notifications/message","params":{"level":"info","data":"`)
+				out.Write(bytes.Repeat([]byte("y"), n))
+				out.WriteString(`"},"jsonrpc":"2.0"}` + "\n")
+				reply(req.ID, `{"content":[{"type":"text","text":"after the notification"}]}`)
+			default:
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"unknown tool"}}`+"\n", req.ID)
+				out.Flush()
+			}
+		default:
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`+"\n", req.ID)
+			out.Flush()
+		}
+	}
+}
+
+// runHTTPServer serves the fault server over HTTP (see httpHandler) and
+// prints "LISTEN addr" once it listens. POST /forget replaces the handler,
+// so that every session it had is unknown (a restarted server).
+func runHTTPServer(addr, kind string) int {
+	srv := newTestServer("normal", nil)
+	var seen sync.Map
+	mcp.AddTool(srv, &mcp.Tool{Name: "seen_auth", Description: "Authorization headers seen"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		var all []string
+		seen.Range(func(k, _ any) bool { all = append(all, k.(string)); return true })
+		slices.Sort(all)
+		return text(strings.Join(all, "\n")), nil, nil
+	})
+	var h atomic.Pointer[http.Handler]
+	renew := func() {
+		handler := httpHandler(srv, kind)
+		h.Store(&handler)
+	}
+	renew()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("LISTEN", ln.Addr())
+	err = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/forget" {
+			renew()
+			return
+		}
+		seen.Store(r.Header.Get("Authorization"), true)
+		(*h.Load()).ServeHTTP(w, r)
+	}))
+	fmt.Fprintln(os.Stderr, err)
+	return 1
+}
+
+// httpHandler serves srv as kind: "streamable", "json" (streamable
+// answering application/json), "stateless" (the 2026-07-28 protocol) or
+// "sse" (the legacy transport).
+func httpHandler(srv *mcp.Server, kind string) http.Handler {
+	get := func(*http.Request) *mcp.Server { return srv }
+	switch kind {
+	case "sse":
+		return mcp.NewSSEHandler(get, nil)
+	case "json":
+		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	case "stateless":
+		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+	}
+	return mcp.NewStreamableHTTPHandler(get, nil)
+}

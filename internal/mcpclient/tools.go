@@ -1,0 +1,519 @@
+//lint:file-ignore SA1019 upstream log messages (deprecated in 2026-07-28, alive in every earlier version) are forwarded on purpose
+
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// mcpTool is one upstream tool as agents see it.
+type mcpTool struct {
+	srv      *server
+	upstream string // the name the server knows it by
+	spec     tool.Spec
+}
+
+var _ tool.Tool = (*mcpTool)(nil)
+
+// Spec implements tool.Tool.
+func (t *mcpTool) Spec() tool.Spec { return t.spec }
+
+// UpstreamName returns the server and the upstream name of a tool this
+// package made (for gateways that serve a server's tools unprefixed).
+func UpstreamName(t tool.Tool) (server, name string, ok bool) {
+	if mt, isMCP := t.(*mcpTool); isMCP {
+		return mt.srv.name, mt.upstream, true
+	}
+	return "", "", false
+}
+
+// Cancellation causes of a call.
+var (
+	errIdleTimeout = errors.New("idle timeout")
+	errHardCap     = errors.New("hard cap")
+)
+
+// Call implements tool.Tool. The call fails with a timeout when the
+// server sends neither a result nor progress for timeout_secs, and in
+// any case after the hard cap; cancelling ctx cancels the upstream call.
+// A call whose connection breaks fails at once with an error wrapping
+// tool.ErrDisconnected; it is never replayed.
+func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
+	var raw json.RawMessage
+	if c != nil {
+		raw = c.Args
+	}
+	args, err := objectArgs(raw)
+	if err != nil {
+		return tool.Result{Content: err.Error(), IsError: true}, nil
+	}
+	s := t.srv
+	sess, err := s.awaitSession(ctx)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, err)
+	}
+
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := time.AfterFunc(s.idle, func() { cancel(errIdleTimeout) })
+	defer idle.Stop()
+	hard := time.AfterFunc(s.hard, func() { cancel(errHardCap) })
+	defer hard.Stop()
+
+	token := s.m.nextToken()
+	var progress func(string, float64, float64)
+	if c != nil {
+		progress = c.Progress
+	}
+	s.calls.Store(token, &inflight{progress: progress, idle: idle, d: s.idle})
+	defer s.calls.Delete(token)
+
+	params := &mcp.CallToolParams{Name: t.upstream, Arguments: args}
+	params.SetProgressToken(token)
+	if isStateless(sess) {
+		// 2026-07-28 has no logging/setLevel: the level travels with
+		// each request, and log messages with its response stream.
+		params.Meta[mcp.MetaKeyLogLevel] = "info"
+	}
+
+	returned := make(chan struct{})
+	defer close(returned)
+	stopWatch := context.AfterFunc(cctx, func() {
+		timer := time.NewTimer(stuckGrace)
+		defer timer.Stop()
+		select {
+		case <-returned:
+		case <-timer.C:
+			sess.fail(errors.New("a call could not be abandoned: the server stopped reading"))
+		}
+	})
+	defer stopWatch()
+
+	res, err := sess.cs.CallTool(cctx, params)
+	if err != nil {
+		return s.callResult(ctx, cctx, sess, t.upstream, err)
+	}
+	return renderResult(res), nil
+}
+
+// callResult turns a failed call into what the runner should see.
+func (s *server) callResult(ctx, cctx context.Context, sess *session, name string, err error) (tool.Result, error) {
+	what := fmt.Sprintf("mcp tool %q on server %q", name, s.name)
+	if ctx.Err() != nil {
+		return tool.Result{}, fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	switch context.Cause(cctx) {
+	case errIdleTimeout:
+		return tool.Result{}, fmt.Errorf("%s: no result and no progress for %s: %w", what, s.idle, context.DeadlineExceeded)
+	case errHardCap:
+		return tool.Result{}, fmt.Errorf("%s: still running after %s, the longest a call may take: %w", what, s.hard, context.DeadlineExceeded)
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && !fromTransport(err) && !sess.rejected.Load() {
+		if rpcErr.Code == codeTooLarge {
+			return tool.Result{}, fmt.Errorf("%s: %w: %s", what, ErrResultTooLarge, rpcErr.Message)
+		}
+		// A protocol error (unknown tool, invalid arguments): something
+		// the model can read and correct.
+		return tool.Result{Content: fmt.Sprintf("MCP error %d: %s", rpcErr.Code, s.redact(rpcErr.Message)), IsError: true}, nil
+	}
+	// Anything else is the link failing under the call: the process died,
+	// the stream broke, the session was forgotten.
+	if !sess.isBroken() {
+		s.requestProbe()
+	}
+	return tool.Result{}, fmt.Errorf("%s: %w: %s", what, tool.ErrDisconnected, s.redact(err.Error()))
+}
+
+// The go-sdk reports failures of its own transport layer as JSON-RPC
+// errors with these codes (jsonrpc2.ErrClientClosing, ErrServerClosing,
+// ErrRejected; matched by code): they never come from the server.
+var transportCodes = []error{
+	&jsonrpc.Error{Code: -32003},
+	&jsonrpc.Error{Code: -32004},
+	&jsonrpc.Error{Code: -32005},
+}
+
+// fromTransport reports whether err is the SDK's transport failing (an
+// HTTP error status, a connection refused, a closing connection) rather
+// than an error response of the server.
+func fromTransport(err error) bool {
+	for _, t := range transportCodes {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectArgs checks that args is a JSON object (or empty, meaning {}).
+func objectArgs(args json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	return json.RawMessage(trimmed), nil
+}
+
+// Built-in tools over every server's resources and prompts.
+const (
+	toolListResources = "mcp_list_resources"
+	toolReadResource  = "mcp_read_resource"
+	toolListPrompts   = "mcp_list_prompts"
+	toolGetPrompt     = "mcp_get_prompt"
+)
+
+// builtinTool is one of the resource and prompt tools.
+type builtinTool struct {
+	m    *Manager
+	spec tool.Spec
+	call func(ctx context.Context, m *Manager, args json.RawMessage) (tool.Result, error)
+}
+
+// Spec implements tool.Tool.
+func (b *builtinTool) Spec() tool.Spec { return b.spec }
+
+// Call implements tool.Tool.
+func (b *builtinTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
+	var args json.RawMessage
+	if c != nil {
+		args = c.Args
+	}
+	args, err := objectArgs(args)
+	if err != nil {
+		return tool.Result{Content: err.Error(), IsError: true}, nil
+	}
+	return b.call(ctx, b.m, args)
+}
+
+func newBuiltins(m *Manager) []tool.Tool {
+	spec := func(name, desc, schema string, readOnly bool) tool.Spec {
+		return tool.Spec{
+			Name: name, Description: desc, InputSchema: json.RawMessage(schema),
+			Origin: tool.OriginMCP, Untrusted: true, ReadOnly: readOnly,
+		}
+	}
+	return []tool.Tool{
+		&builtinTool{m: m, call: listResources, spec: spec(toolListResources,
+			"[MCP] List the resources (and resource templates) that connected MCP servers offer. Give server to list one server only.",
+			`{"type":"object","properties":{"server":{"type":"string","description":"MCP server name; omit for all"}}}`, true)},
+		&builtinTool{m: m, call: readResource, spec: spec(toolReadResource,
+			"[MCP] Read one resource of an MCP server by URI.",
+			`{"type":"object","properties":{"server":{"type":"string","description":"MCP server name"},"uri":{"type":"string","description":"resource URI"}},"required":["server","uri"]}`, true)},
+		&builtinTool{m: m, call: listPrompts, spec: spec(toolListPrompts,
+			"[MCP] List the prompts that connected MCP servers offer, with their arguments. Give server to list one server only.",
+			`{"type":"object","properties":{"server":{"type":"string","description":"MCP server name; omit for all"}}}`, true)},
+		&builtinTool{m: m, call: getPrompt, spec: spec(toolGetPrompt,
+			"[MCP] Get a prompt of an MCP server, filled in with arguments.",
+			`{"type":"object","properties":{"server":{"type":"string","description":"MCP server name"},"name":{"type":"string","description":"prompt name"},"arguments":{"type":"object","additionalProperties":{"type":"string"},"description":"prompt arguments"}},"required":["server","name"]}`, true)},
+	}
+}
+
+type serverArgs struct {
+	Server    string            `json:"server"`
+	URI       string            `json:"uri"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments"`
+}
+
+func parseArgs(raw json.RawMessage) (serverArgs, error) {
+	var a serverArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("bad arguments: %v", err)
+	}
+	return a, nil
+}
+
+// targets returns the servers a listing covers: the named one, or every
+// connected one.
+func (m *Manager) targets(name string) ([]*server, error) {
+	if name != "" {
+		s := m.server(name)
+		if s == nil {
+			return nil, fmt.Errorf("no MCP server named %q", name)
+		}
+		return []*server{s}, nil
+	}
+	var out []*server
+	for _, s := range m.serversInOrder() {
+		s.mu.Lock()
+		up := s.sess != nil
+		s.mu.Unlock()
+		if up {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// withSession runs f on a server's session with the server's idle
+// timeout, mapping a broken link to ErrDisconnected.
+func withSession[T any](ctx context.Context, s *server, f func(context.Context, *mcp.ClientSession) (T, error)) (T, error) {
+	var zero T
+	sess, err := s.awaitSession(ctx)
+	if err != nil {
+		return zero, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.idle)
+	defer cancel()
+	v, err := f(cctx, sess.cs)
+	if err == nil {
+		return v, nil
+	}
+	var rpcErr *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return zero, ctx.Err()
+	case cctx.Err() != nil:
+		return zero, fmt.Errorf("mcp server %q: no answer within %s: %w", s.name, s.idle, context.DeadlineExceeded)
+	case errors.As(err, &rpcErr) && !fromTransport(err) && !sess.rejected.Load():
+		if rpcErr.Code == codeTooLarge {
+			return zero, fmt.Errorf("mcp server %q: %w: %s", s.name, ErrResultTooLarge, rpcErr.Message)
+		}
+		return zero, fmt.Errorf("mcp server %q: MCP error %d: %s", s.name, rpcErr.Code, s.redact(rpcErr.Message))
+	}
+	if !sess.isBroken() {
+		s.requestProbe()
+	}
+	return zero, fmt.Errorf("mcp server %q: %w: %s", s.name, tool.ErrDisconnected, s.redact(err.Error()))
+}
+
+// errorResult reports a failure the model can act on.
+func errorResult(err error) (tool.Result, error) {
+	return tool.Result{Content: err.Error(), IsError: true}, nil
+}
+
+// supports reports whether the server announced a capability; servers
+// that did not are skipped by listings instead of failing them.
+func supports(s *server, has func(*mcp.ServerCapabilities) bool) bool {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil || sess.cs == nil {
+		return false
+	}
+	res := sess.cs.InitializeResult()
+	return res != nil && res.Capabilities != nil && has(res.Capabilities)
+}
+
+func listResources(ctx context.Context, m *Manager, raw json.RawMessage) (tool.Result, error) {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return errorResult(err)
+	}
+	servers, err := m.targets(a.Server)
+	if err != nil {
+		return errorResult(err)
+	}
+	var b strings.Builder
+	for _, s := range servers {
+		if a.Server == "" && !supports(s, func(c *mcp.ServerCapabilities) bool { return c.Resources != nil }) {
+			continue
+		}
+		type listing struct {
+			resources []*mcp.Resource
+			templates []*mcp.ResourceTemplate
+		}
+		l, err := withSession(ctx, s, func(ctx context.Context, cs *mcp.ClientSession) (listing, error) {
+			var l listing
+			for r, err := range cs.Resources(ctx, nil) {
+				if err != nil {
+					return l, err
+				}
+				l.resources = append(l.resources, r)
+			}
+			for t, err := range cs.ResourceTemplates(ctx, nil) {
+				if err != nil {
+					break // templates are optional; many servers lack the method
+				}
+				l.templates = append(l.templates, t)
+			}
+			return l, nil
+		})
+		if err != nil {
+			if a.Server != "" {
+				return errorResult(err)
+			}
+			fmt.Fprintf(&b, "server %s: error: %v\n", s.name, err)
+			continue
+		}
+		fmt.Fprintf(&b, "server %s: %d resources", s.name, len(l.resources))
+		if len(l.templates) > 0 {
+			fmt.Fprintf(&b, ", %d templates", len(l.templates))
+		}
+		b.WriteString("\n")
+		for _, r := range l.resources {
+			fmt.Fprintf(&b, "- %s", r.URI)
+			if name := firstNonEmpty(r.Title, r.Name); name != "" {
+				fmt.Fprintf(&b, " (%s)", name)
+			}
+			if r.MIMEType != "" {
+				fmt.Fprintf(&b, " [%s]", r.MIMEType)
+			}
+			if r.Description != "" {
+				fmt.Fprintf(&b, ": %s", oneLine(r.Description))
+			}
+			b.WriteString("\n")
+		}
+		for _, t := range l.templates {
+			fmt.Fprintf(&b, "- template %s", t.URITemplate)
+			if name := firstNonEmpty(t.Title, t.Name); name != "" {
+				fmt.Fprintf(&b, " (%s)", name)
+			}
+			if t.Description != "" {
+				fmt.Fprintf(&b, ": %s", oneLine(t.Description))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if b.Len() == 0 {
+		return tool.Result{Content: "No connected MCP server offers resources."}, nil
+	}
+	return tool.Result{Content: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+func readResource(ctx context.Context, m *Manager, raw json.RawMessage) (tool.Result, error) {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return errorResult(err)
+	}
+	if a.Server == "" || a.URI == "" {
+		return errorResult(errors.New("server and uri are required"))
+	}
+	servers, err := m.targets(a.Server)
+	if err != nil {
+		return errorResult(err)
+	}
+	res, err := withSession(ctx, servers[0], func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: a.URI})
+	})
+	if err != nil {
+		if errors.Is(err, tool.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrResultTooLarge) {
+			return tool.Result{}, err
+		}
+		return errorResult(err)
+	}
+	parts := make([]string, 0, len(res.Contents))
+	for _, c := range res.Contents {
+		parts = append(parts, renderResourceContents(c))
+	}
+	return tool.Result{Content: strings.Join(parts, "\n")}, nil
+}
+
+func listPrompts(ctx context.Context, m *Manager, raw json.RawMessage) (tool.Result, error) {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return errorResult(err)
+	}
+	servers, err := m.targets(a.Server)
+	if err != nil {
+		return errorResult(err)
+	}
+	var b strings.Builder
+	for _, s := range servers {
+		if a.Server == "" && !supports(s, func(c *mcp.ServerCapabilities) bool { return c.Prompts != nil }) {
+			continue
+		}
+		prompts, err := withSession(ctx, s, func(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Prompt, error) {
+			var out []*mcp.Prompt
+			for p, err := range cs.Prompts(ctx, nil) {
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, p)
+			}
+			return out, nil
+		})
+		if err != nil {
+			if a.Server != "" {
+				return errorResult(err)
+			}
+			fmt.Fprintf(&b, "server %s: error: %v\n", s.name, err)
+			continue
+		}
+		fmt.Fprintf(&b, "server %s: %d prompts\n", s.name, len(prompts))
+		for _, p := range prompts {
+			fmt.Fprintf(&b, "- %s", p.Name)
+			if p.Description != "" {
+				fmt.Fprintf(&b, ": %s", oneLine(p.Description))
+			}
+			b.WriteString("\n")
+			for _, arg := range p.Arguments {
+				req := ""
+				if arg.Required {
+					req = ", required"
+				}
+				fmt.Fprintf(&b, "    argument %s%s", arg.Name, req)
+				if arg.Description != "" {
+					fmt.Fprintf(&b, ": %s", oneLine(arg.Description))
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return tool.Result{Content: "No connected MCP server offers prompts."}, nil
+	}
+	return tool.Result{Content: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+func getPrompt(ctx context.Context, m *Manager, raw json.RawMessage) (tool.Result, error) {
+	a, err := parseArgs(raw)
+	if err != nil {
+		return errorResult(err)
+	}
+	if a.Server == "" || a.Name == "" {
+		return errorResult(errors.New("server and name are required"))
+	}
+	servers, err := m.targets(a.Server)
+	if err != nil {
+		return errorResult(err)
+	}
+	res, err := withSession(ctx, servers[0], func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: a.Name, Arguments: a.Arguments})
+	})
+	if err != nil {
+		if errors.Is(err, tool.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrResultTooLarge) {
+			return tool.Result{}, err
+		}
+		return errorResult(err)
+	}
+	var b strings.Builder
+	if res.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", res.Description)
+	}
+	for _, msg := range res.Messages {
+		if msg == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "[%s]\n%s\n\n", msg.Role, renderContent(msg.Content))
+	}
+	return tool.Result{Content: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

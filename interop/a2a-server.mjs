@@ -1,0 +1,61 @@
+// A2A interop server: a minimal @a2a-js/sdk agent (express 5) that agentd
+// delegates to as an external agent. It answers "js agent got: <text>" as
+// a completed task with one artifact, and checks the bearer token.
+//
+// Usage: node a2a-server.mjs MODE TOKEN
+//   MODE v1  serves A2A 1.0 only; MODE v03 serves only a 0.3 JSON-RPC
+//   interface (legacyCompat). Listens on 127.0.0.1 (a free port) and
+//   prints {"url": ...} on stdout once ready.
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { Role, TaskState } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+
+const [mode = 'v1', token = ''] = process.argv.slice(2);
+const legacy = mode === 'v03';
+
+const app = express();
+const server = app.listen(0, '127.0.0.1', () => {
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const card = {
+    name: 'js-agent',
+    description: 'An @a2a-js/sdk test agent that echoes.',
+    version: '1.0.0',
+    supportedInterfaces: [{ url: `${base}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: legacy ? '0.3' : '1.0' }],
+    capabilities: { streaming: true, pushNotifications: false },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'echo', name: 'Echo', description: 'Echoes the message', tags: ['echo'] }],
+  };
+  const executor = {
+    async execute(ctx, bus) {
+      const text = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+      bus.publish(AgentEvent.task({
+        id: ctx.taskId,
+        contextId: ctx.contextId,
+        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString() },
+        history: [ctx.userMessage],
+        artifacts: [{ artifactId: randomUUID(), name: 'echo', parts: [{ content: { $case: 'text', value: `js agent got: ${text}` } }] }],
+      }));
+      bus.finished();
+    },
+    async cancelTask(taskId, bus) {
+      bus.finished();
+    },
+  };
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  const compat = legacy ? { legacyCompat: { enabled: true } } : {};
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler, ...compat }));
+  app.use('/rpc', (req, res, next) => {
+    if (token && req.get('authorization') !== `Bearer ${token}`) {
+      res.status(401).json({ error: 'unauthorized' });
+      return;
+    }
+    next();
+  }, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, ...compat }));
+  console.log(JSON.stringify({ url: base, role: Role.ROLE_AGENT }));
+});
+
+process.stdin.on('end', () => server.close(() => process.exit(0)));
+process.stdin.resume();
