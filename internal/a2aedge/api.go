@@ -18,7 +18,7 @@ import (
 //	GET  /api/a2a/tasks/{id}          a local task, else one sent through this daemon (?agent= to choose)
 //	POST /api/a2a/tasks/{id}/cancel   cancel a task sent through this daemon (?agent=)
 
-func (s *Server) registerAPI(mux *http.ServeMux) {
+func (s *Server) registerAPI(mux Router) {
 	mux.HandleFunc("GET /api/a2a/agents", s.apiAgents)
 	mux.HandleFunc("POST /api/a2a/discover", s.apiDiscover)
 	mux.HandleFunc("POST /api/a2a/send", s.apiSend)

@@ -133,7 +133,7 @@ func (s *Server) Close() error {
 }
 
 // Register adds the A2A routes to mux. This is the route table.
-func (s *Server) Register(mux *http.ServeMux) {
+func (s *Server) Register(mux Router) {
 	lp := s.lp
 	mux.HandleFunc("GET /.well-known/agent-card.json", s.defaultCard)
 	mux.HandleFunc("GET /.well-known/agent.json", s.defaultCard)
@@ -338,4 +338,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Router is where Register adds its routes: an *http.ServeMux, or the
+// daemon's recording mux.
+type Router interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
 }

@@ -40,6 +40,8 @@ func commands() []command {
 		{"agents", "list|show|create|delete agents", runAgents},
 		{"chat", "chat with an agent: chat AGENT [MESSAGE]", runChat},
 		{"mcp", "MCP: `agentd mcp` serves MCP on stdio; servers|tools|call inspect upstreams", runMCP},
+		{"acp", "serve the Agent Client Protocol on stdio for an editor: acp [--agent NAME]", runACP},
+		{"a2a", "A2A client: discover URL | send AGENT_OR_URL MESSAGE | task ID | agents", runA2A},
 		{"version", "print the version", runVersion},
 	}
 }

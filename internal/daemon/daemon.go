@@ -51,7 +51,10 @@ type Daemon struct {
 	Kernel *agent.Kernel
 	MCP    *mcpclient.Manager
 
-	mux *http.ServeMux
+	mux *routeMux
+	// closers stop the edges' background work, in reverse order, before
+	// the MCP connections and the store close.
+	closers []func() error
 }
 
 // New builds a daemon from cfg. ctx bounds start-up work only.
@@ -60,7 +63,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: http.NewServeMux()}
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux()}
 
 	db, err := sqlite.Open(ctx, cfg.StorePath(), &sqlite.Options{Logger: log.With("component", "store")})
 	if err != nil {
@@ -135,6 +138,16 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started,
 	})
 	api.Register(d.mux)
+	if err := d.mountMCP(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	edgeA2A, err := d.mountA2A(ctx)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.closers = append(d.closers, edgeA2A.Close)
 	return d, nil
 }
 
@@ -177,8 +190,9 @@ func (d *Daemon) publicCard(p string) bool {
 	if d.cfg.A2A.PublicCard != nil && !*d.cfg.A2A.PublicCard {
 		return false
 	}
+	prefix := strings.TrimRight(d.cfg.A2A.ListenPath, "/") + "/agents/"
 	return p == "/.well-known/agent-card.json" || p == "/.well-known/agent.json" ||
-		(strings.HasPrefix(p, "/a2a/agents/") && strings.HasSuffix(p, "/.well-known/agent-card.json"))
+		(strings.HasPrefix(p, prefix) && (strings.HasSuffix(p, "/.well-known/agent-card.json") || strings.HasSuffix(p, "/.well-known/agent.json")))
 }
 
 // ErrInsecureListen is returned when asked to listen beyond loopback
@@ -260,6 +274,10 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 // first, then the store.
 func (d *Daemon) Close() error {
 	var errs []error
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		errs = append(errs, d.closers[i]())
+	}
+	d.closers = nil
 	if d.MCP != nil {
 		errs = append(errs, d.MCP.Close())
 	}

@@ -73,7 +73,7 @@ func New(opts Options) *API {
 var PublicPaths = []string{"/api/health"}
 
 // Register adds the API's routes to mux. This is the route table.
-func (a *API) Register(mux *http.ServeMux) {
+func (a *API) Register(mux Router) {
 	h := func(pattern string, f func(http.ResponseWriter, *http.Request) error) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			if err := f(w, r); err != nil {
@@ -428,4 +428,10 @@ func paging(r *http.Request) (limit, offset int, err error) {
 		limit = 1000
 	}
 	return limit, offset, nil
+}
+
+// Router is where Register adds its routes: an *http.ServeMux, or the
+// daemon's recording mux.
+type Router interface {
+	HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request))
 }

@@ -1,0 +1,86 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentd/agentd/internal/a2aedge"
+	"github.com/agentd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/internal/netguard"
+)
+
+// a2aEdge is the A2A server, its task store, push delivery and the A2A
+// client, closed together.
+type a2aEdge struct {
+	server *a2aedge.Server
+	client *a2aedge.Client
+	pusher *a2aedge.Pusher
+	tasks  *a2aedge.TaskStore
+}
+
+// Close stops runs first (their last writes need the store), then
+// background discovery, push delivery and the pruner.
+func (e *a2aEdge) Close() error {
+	if e == nil {
+		return nil
+	}
+	return errors.Join(e.server.Close(), e.client.Close(), e.pusher.Close(), e.tasks.Close())
+}
+
+// mountA2A builds the A2A edge when [a2a] is enabled: it fails the tasks
+// a previous process left running, registers the external agents as a
+// tool source (discovered in the background), and adds the A2A routes
+// and /api/a2a/* to the mux. The caller must Close the returned edge.
+func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
+	cfg := d.cfg.A2A
+	if !cfg.Enabled {
+		return nil, nil
+	}
+	log := d.log.With("component", "a2a")
+	tasks, err := a2aedge.OpenTaskStore(ctx, d.Store, a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	// A run does not survive the process: report tasks the last one left
+	// unfinished as failed, before anyone can poll them.
+	n, err := tasks.FailRunningTasks(ctx)
+	if err != nil {
+		tasks.Close()
+		return nil, err
+	}
+	if n > 0 {
+		log.Warn("marked a2a tasks left unfinished by the previous run as failed", "tasks", n)
+	}
+	external := make([]a2aedge.ExternalAgent, len(cfg.ExternalAgents))
+	for i, e := range cfg.ExternalAgents {
+		external[i] = a2aedge.ExternalAgent{Name: e.Name, URL: e.URL, TokenEnv: e.TokenEnv, AllowPrivate: e.AllowPrivate}
+	}
+	edge := &a2aEdge{tasks: tasks}
+	// Webhook URLs come from remote clients: public addresses only.
+	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: &netguard.Policy{}, MaxTasks: cfg.MaxTasks, Logger: log})
+	edge.client = a2aedge.NewClient(a2aedge.ClientOptions{
+		External:     external,
+		LookupSecret: d.cfg.LookupSecret,
+		Guard:        func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} },
+		UserAgent:    "agentd/" + buildinfo.Version(),
+		Logger:       log.With("role", "client"),
+	})
+	d.Tools.AddSource(edge.client)
+	edge.client.OnToolsChanged(d.Tools.Changed)
+	edge.server = a2aedge.New(a2aedge.Options{
+		Kernel:       d.Kernel,
+		Tasks:        tasks,
+		Sessions:     d.Store,
+		ListenPath:   cfg.ListenPath,
+		PublicURL:    d.cfg.PublicURL,
+		DefaultAgent: d.cfg.DefaultAgent,
+		BearerAuth:   d.cfg.APIKeyValue() != "",
+		Version:      buildinfo.Version(),
+		Push:         edge.pusher,
+		Client:       edge.client,
+		Logger:       log,
+	})
+	edge.server.Register(d.mux)
+	edge.client.Start()
+	return edge, nil
+}

@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+type pkgInfo struct {
+	ImportPath string
+	Doc        string
+	Imports    []string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) []pkgInfo {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", "github.com/agentd/agentd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkgInfo
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkgInfo
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestImportGraph enforces the architecture (docs/architecture.md): the
+// core and the vocabulary import no protocol edge, no protocol or vendor
+// SDK, and no composition root.
+func TestImportGraph(t *testing.T) {
+	const mod = "github.com/agentd/agentd/internal/"
+	core := []string{"agent", "tool", "policy", "llm", "store", "manifest", "netguard", "buildinfo"}
+	forbidden := []string{
+		mod + "daemon", mod + "cli", mod + "httpapi", mod + "mcpserver", mod + "mcpclient",
+		mod + "a2aedge", mod + "acpagent", mod + "config", mod + "store/sqlite", mod + "llm/openai",
+		mod + "llm/anthropic", mod + "llm/gemini", mod + "builtin",
+		"github.com/modelcontextprotocol/", "github.com/a2aproject/", "github.com/coder/acp-go-sdk",
+		"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "modernc.org/",
+	}
+	for _, p := range listPackages(t) {
+		name, ok := strings.CutPrefix(p.ImportPath, mod)
+		if !ok || !isCore(name, core) || strings.HasSuffix(name, "test") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			for _, f := range forbidden {
+				if dep == f || strings.HasPrefix(dep, f) && (strings.HasSuffix(f, "/") || strings.HasPrefix(dep, f+"/")) {
+					t.Errorf("core package %s depends on %s", p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
+
+func isCore(name string, core []string) bool {
+	for _, c := range core {
+		if name == c {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPackageDocs checks that every package has a doc comment.
+func TestPackageDocs(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.TrimSpace(p.Doc) == "" {
+			t.Errorf("package %s has no doc comment", p.ImportPath)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package daemon
+
+import (
+	"net/http"
+	"slices"
+	"sync"
+)
+
+// routeMux is the daemon's ServeMux. It records every pattern it is given,
+// so the set of routes can be enumerated (the auth matrix test proves each
+// non-public one refuses a missing or wrong key).
+type routeMux struct {
+	*http.ServeMux
+
+	mu       sync.Mutex
+	patterns []string
+}
+
+func newRouteMux() *routeMux { return &routeMux{ServeMux: http.NewServeMux()} }
+
+// Handle registers h for pattern.
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.record(pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+// HandleFunc registers f for pattern.
+func (m *routeMux) HandleFunc(pattern string, f func(http.ResponseWriter, *http.Request)) {
+	m.record(pattern)
+	m.ServeMux.HandleFunc(pattern, f)
+}
+
+func (m *routeMux) record(p string) {
+	m.mu.Lock()
+	m.patterns = append(m.patterns, p)
+	m.mu.Unlock()
+}
+
+// Routes returns every registered ServeMux pattern ("GET /api/agents",
+// "/mcp", ...), sorted.
+func (d *Daemon) Routes() []string {
+	d.mux.mu.Lock()
+	defer d.mux.mu.Unlock()
+	out := slices.Clone(d.mux.patterns)
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func okHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			WriteError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+}
+
+func do(h http.Handler, method, path, auth, body, remote string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if auth != "" {
+		r.Header.Set("Authorization", auth)
+	}
+	if remote != "" {
+		r.RemoteAddr = remote
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestAuth(t *testing.T) {
+	h := Protect(okHandler(), ProtectOptions{APIKey: "s3cret-key", Public: func(p string) bool { return p == "/api/health" }})
+	tests := []struct {
+		name, path, auth string
+		want             int
+	}{
+		{"public path without key", "/api/health", "", 200},
+		{"missing key", "/api/agents", "", 401},
+		{"wrong key", "/api/agents", "Bearer nope", 401},
+		{"key as prefix", "/api/agents", "Bearer s3cret-key-and-more", 401},
+		{"basic scheme", "/api/agents", "Basic s3cret-key", 401},
+		{"right key", "/api/agents", "Bearer s3cret-key", 200},
+		{"scheme is case-insensitive", "/api/agents", "bearer s3cret-key", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := do(h, "GET", tt.path, tt.auth, "", "")
+			if w.Code != tt.want {
+				t.Fatalf("status %d, want %d", w.Code, tt.want)
+			}
+			if w.Code == 401 {
+				var e struct{ Error Error }
+				if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Code != "unauthorized" {
+					t.Fatalf("body %s", w.Body)
+				}
+				if strings.Contains(w.Body.String(), "s3cret") || w.Header().Get("WWW-Authenticate") == "" {
+					t.Fatalf("bad 401: %v %s", w.Header(), w.Body)
+				}
+			}
+		})
+	}
+}
+
+func TestNoKeyMeansNoAuth(t *testing.T) {
+	h := Protect(okHandler(), ProtectOptions{})
+	if w := do(h, "GET", "/api/agents", "", "", ""); w.Code != 200 {
+		t.Fatalf("status %d", w.Code)
+	}
+}
+
+func TestRateLimitGCRA(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := Protect(okHandler(), ProtectOptions{RatePerSec: 10, Burst: 5, Now: func() time.Time { return now }})
+	// A burst of 5 passes, the 6th is limited with a Retry-After.
+	for i := 0; i < 5; i++ {
+		if w := do(h, "GET", "/x", "", "", "10.0.0.1:1"); w.Code != 200 {
+			t.Fatalf("request %d limited", i)
+		}
+	}
+	w := do(h, "GET", "/x", "", "", "10.0.0.1:1")
+	if w.Code != 429 || w.Header().Get("Retry-After") != "1" {
+		t.Fatalf("status %d Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	// Another client is not affected.
+	if w := do(h, "GET", "/x", "", "", "10.0.0.2:1"); w.Code != 200 {
+		t.Fatal("other client limited")
+	}
+	// Keys are limited per key, not per address.
+	if w := do(h, "GET", "/x", "Bearer a", "", "10.0.0.1:1"); w.Code != 200 {
+		t.Fatal("a keyed client was limited by its address's budget")
+	}
+	// After one emission interval (100 ms) one more request passes.
+	now = now.Add(100 * time.Millisecond)
+	if w := do(h, "GET", "/x", "", "", "10.0.0.1:1"); w.Code != 200 {
+		t.Fatal("not refilled after one interval")
+	}
+	if w := do(h, "GET", "/x", "", "", "10.0.0.1:1"); w.Code != 429 {
+		t.Fatal("refilled more than one request")
+	}
+	// Wrong keys are rate limited too (no free guessing).
+	for i := 0; i < 10; i++ {
+		do(h, "GET", "/x", "Bearer guess", "", "10.0.0.3:1")
+	}
+	if w := do(h, "GET", "/x", "Bearer guess", "", "10.0.0.3:1"); w.Code != 429 {
+		t.Fatal("guessing not limited")
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	h := Protect(okHandler(), ProtectOptions{MaxBodyBytes: 10})
+	if w := do(h, "POST", "/x", "", "short", ""); w.Code != 200 {
+		t.Fatalf("small body: %d", w.Code)
+	}
+	if w := do(h, "POST", "/x", "", strings.Repeat("x", 11), ""); w.Code != 413 {
+		t.Fatalf("large body: %d", w.Code)
+	}
+}
+
+func TestSweepForgetsIdleClients(t *testing.T) {
+	now := time.Unix(0, 0)
+	g := newGCRA(1, 1, func() time.Time { return now })
+	for i := 0; i < 100; i++ {
+		g.allow(string(rune('a' + i)))
+	}
+	now = now.Add(2 * time.Minute)
+	g.allow("z")
+	if n := len(g.tat); n != 1 {
+		t.Fatalf("%d clients remembered after they went idle", n)
+	}
+}
