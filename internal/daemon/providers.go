@@ -66,7 +66,11 @@ func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slo
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	hc := &http.Client{Timeout: timeout}
+	// Concurrent runs share one provider: keep more than Go's default two
+	// idle connections per host, or every extra run pays a new handshake.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	hc := &http.Client{Timeout: timeout, Transport: tr}
 	log = log.With("provider", name)
 	switch pc.Kind {
 	case "openai":

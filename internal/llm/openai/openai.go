@@ -1,0 +1,247 @@
+// Package openai implements llm.Provider on the OpenAI Chat Completions API
+// through the official SDK (github.com/openai/openai-go/v3). The same
+// adapter talks to any OpenAI-compatible server (Ollama, vLLM, llama.cpp,
+// LM Studio, OpenRouter, ...) given its base URL, usually ending in /v1.
+//
+// Answers are always streamed, with usage requested through
+// stream_options. Reasoning that compatible servers expose in the
+// non-standard delta fields reasoning_content or reasoning is reported as
+// llm.DeltaThinking. llm.Request.MaxTokens is sent as max_completion_tokens
+// to api.openai.com (its reasoning models refuse max_tokens) and as
+// max_tokens elsewhere (older compatible servers know nothing else).
+//
+// Tool-call arguments: llm.ToolCall.Arguments is always valid JSON. When the
+// model produced valid JSON it is kept verbatim (an empty string becomes
+// {}); when it did not, Arguments is a JSON string holding the raw text, so
+// the agent loop sees a non-object, answers the model "arguments are not
+// valid JSON", and the message can still be stored. A call whose Arguments
+// is not a JSON object is sent back to the API with arguments "{}", because
+// several compatible servers reject history they cannot parse.
+//
+// Retries on 408, 409, 429 and 5xx are the SDK's (default 3 retries,
+// exponential backoff from 0.5 s, Retry-After and Retry-After-Ms honoured up
+// to 2 minutes, cancelled with ctx). The SDK reads no environment variables
+// here: the adapter builds its service from Options alone.
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/agentd/agentd/internal/llm"
+)
+
+// name is the provider name in errors.
+const name = "openai"
+
+// defaultMaxRetries applies when Options.MaxRetries is 0.
+const defaultMaxRetries = 3
+
+// Options configures a Provider. The zero value talks to api.openai.com
+// and fails every call with an *llm.AuthError for want of a key.
+type Options struct {
+	// BaseURL of an OpenAI-compatible API, e.g. http://localhost:11434/v1;
+	// empty means https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is sent as a bearer token. It may be empty for local servers;
+	// api.openai.com requires one.
+	APIKey string
+	// APIKeyEnv names the variable the key came from, for error messages.
+	APIKeyEnv string
+	// MaxRetries on 408/409/429/5xx and connection errors; 0 means 3,
+	// negative means none.
+	MaxRetries int
+	// HTTPClient to use; nil means a client on a copy of
+	// http.DefaultTransport keeping more idle connections, with no timeout
+	// (bound calls with ctx).
+	HTTPClient *http.Client
+	// Logger receives retry diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Provider is an llm.Provider for OpenAI-compatible Chat Completions APIs.
+// It is safe for concurrent use.
+type Provider struct {
+	chat   oai.ChatCompletionService
+	key    string
+	envVar string
+	// official is set for api.openai.com, which needs a key and wants
+	// max_completion_tokens rather than the max_tokens compatible servers
+	// understand.
+	official bool
+	logger   *slog.Logger
+}
+
+var _ llm.Provider = (*Provider)(nil)
+
+// New returns a Provider. It fails only on invalid options; a missing key
+// is reported by Generate, so a daemon can start with a vendor unconfigured.
+func New(opts Options) (*Provider, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	retries := opts.MaxRetries
+	switch {
+	case retries == 0:
+		retries = defaultMaxRetries
+	case retries < 0:
+		retries = 0
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
+	}
+	p := &Provider{key: opts.APIKey, envVar: opts.APIKeyEnv, logger: logger}
+	reqOpts := []option.RequestOption{
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(retries),
+		option.WithMiddleware(p.logAttempts),
+	}
+	if opts.BaseURL == "" {
+		p.official = true
+		reqOpts = append(reqOpts, option.WithEnvironmentProduction())
+	} else {
+		u, err := url.Parse(opts.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("openai: base url %q: want an absolute http(s) url", redactURL(opts.BaseURL))
+		}
+		p.official = u.Host == "api.openai.com"
+		reqOpts = append(reqOpts, option.WithBaseURL(opts.BaseURL))
+	}
+	if opts.APIKey != "" {
+		reqOpts = append(reqOpts, option.WithAPIKey(opts.APIKey))
+	}
+	p.chat = oai.NewChatCompletionService(reqOpts...)
+	return p, nil
+}
+
+// logAttempts is SDK middleware that logs failed attempts, which the SDK
+// may then retry. It never logs headers, so the key stays out of logs.
+func (p *Provider) logAttempts(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	attempt := req.Header.Get("X-Stainless-Retry-Count")
+	switch {
+	case err != nil && req.Context().Err() == nil:
+		p.logger.Warn("openai request failed", "attempt", attempt, "err", p.describe(err))
+	case err == nil && res.StatusCode >= 400:
+		p.logger.Warn("openai request failed", "attempt", attempt, "status", res.StatusCode, "retry_after", res.Header.Get("Retry-After"))
+	}
+	return res, err
+}
+
+// Generate implements llm.Provider. onDelta may be nil.
+func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	if p.official && p.key == "" {
+		return nil, &llm.AuthError{Provider: name, EnvVar: p.envVar, Err: errors.New("no API key configured")}
+	}
+	if onDelta == nil {
+		onDelta = func(llm.Delta) {}
+	}
+	params := p.params(req)
+	stream := p.chat.NewStreaming(ctx, params)
+	defer stream.Close()
+	var acc accumulator
+	for stream.Next() {
+		acc.add(stream.Current(), onDelta)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("openai: generate: %w", err)
+	}
+	if err := stream.Err(); err != nil {
+		return nil, p.apiError(err)
+	}
+	resp, err := acc.response()
+	if err != nil {
+		return nil, fmt.Errorf("openai: generate: %w", err)
+	}
+	return resp, nil
+}
+
+// apiError turns an SDK error into the adapter's: an *llm.AuthError for 401
+// and 403, otherwise an error naming the status and the server's message,
+// with the key redacted everywhere.
+func (p *Provider) apiError(err error) error {
+	var apiErr *oai.Error
+	if errors.As(err, &apiErr) {
+		msg := apiErr.Message
+		if msg == "" {
+			msg = apiErr.RawJSON()
+		}
+		e := &statusError{status: apiErr.StatusCode, msg: p.redact(msg)}
+		if e.status == http.StatusUnauthorized || e.status == http.StatusForbidden {
+			return &llm.AuthError{Provider: name, EnvVar: p.envVar, Err: e}
+		}
+		return fmt.Errorf("%s: generate: %w", name, e)
+	}
+	if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
+		return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: urlErr.Err})
+	}
+	return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: err})
+}
+
+// describe is err's message without the key or a URL's credentials.
+func (p *Provider) describe(err error) string {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		// url.Error's text includes the URL, which may embed credentials.
+		return p.redact(fmt.Sprintf("%s %s: %v", urlErr.Op, redactURL(urlErr.URL), urlErr.Err))
+	}
+	return p.redact(err.Error())
+}
+
+// redact removes the API key from s.
+func (p *Provider) redact(s string) string {
+	if len(p.key) >= 4 {
+		s = strings.ReplaceAll(s, p.key, "[redacted]")
+	}
+	return s
+}
+
+// statusError is a failed call, wrapped with the provider's name (or in an
+// *llm.AuthError). Its message is built here, never from the SDK's, and it
+// does not keep the SDK's API error, which holds the request and with it
+// the key; only transport causes stay reachable with errors.Is/As.
+type statusError struct {
+	status int // 0 for transport and stream errors
+	msg    string
+	err    error // transport cause, if any
+}
+
+func (e *statusError) Error() string {
+	if e.status == 0 {
+		return e.msg
+	}
+	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
+}
+
+func (e *statusError) Unwrap() error { return e.err }
+
+// defaultHTTPClient keeps more idle connections per host than Go's
+// default of 2, so concurrent agent runs reuse connections to the API.
+func defaultHTTPClient() *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok { // wrapped, e.g. for tracing: keep the wrapper
+		return &http.Client{}
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = 32
+	return &http.Client{Transport: t}
+}
+
+// redactURL hides credentials embedded in a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}

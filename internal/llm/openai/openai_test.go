@@ -1,0 +1,357 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	oai "github.com/openai/openai-go/v3"
+
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/llmtest"
+)
+
+func newTestProvider(t *testing.T, baseURL, apiKey string) llm.Provider {
+	t.Helper()
+	p, err := New(Options{BaseURL: baseURL, APIKey: apiKey, APIKeyEnv: llmtest.SuiteAPIKeyEnv})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return p
+}
+
+func TestProviderSuite(t *testing.T) {
+	llmtest.RunProviderSuite(t, newTestProvider, llmtest.NewOpenAIServer)
+}
+
+var hello = &llm.Request{Model: "m", Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// redirectTo sends every request to srv, whatever host it names, so the
+// adapter can believe it talks to api.openai.com.
+func redirectTo(t *testing.T, srv *llmtest.Server) *http.Client {
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+func TestOfficialAPINeedsAKey(t *testing.T) {
+	called := false
+	p, err := New(Options{APIKeyEnv: "OPENAI_API_KEY", HTTPClient: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		called = true
+		return nil, errors.New("no network in tests")
+	})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Generate(t.Context(), hello, nil)
+	var ae *llm.AuthError
+	if !errors.As(err, &ae) || ae.EnvVar != "OPENAI_API_KEY" || !errors.Is(err, llm.ErrAuth) {
+		t.Errorf("err = %v, want an *llm.AuthError naming OPENAI_API_KEY", err)
+	}
+	if called {
+		t.Error("a request was sent without a key")
+	}
+}
+
+func TestCompatibleServerWithoutKey(t *testing.T) {
+	srv := llmtest.NewOpenAIServer(t, nil)
+	p, err := New(Options{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Generate(t.Context(), hello, nil); err != nil {
+		t.Fatal(err)
+	}
+	if h := srv.Last().Header.Get("Authorization"); h != "" {
+		t.Errorf("Authorization header %q sent without a key", h)
+	}
+}
+
+func TestMaxTokensField(t *testing.T) {
+	req := *hello
+	req.MaxTokens = 77
+	for _, tc := range []struct {
+		name    string
+		options func(srv *llmtest.Server) Options
+		field   string
+	}{
+		{"compatible server gets max_tokens", func(srv *llmtest.Server) Options { return Options{BaseURL: srv.URL} }, `"max_tokens":77`},
+		{"api.openai.com gets max_completion_tokens", func(srv *llmtest.Server) Options {
+			return Options{APIKey: "sk-test", HTTPClient: redirectTo(t, srv)}
+		}, `"max_completion_tokens":77`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewOpenAIServer(t, nil)
+			p, err := New(tc.options(srv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Generate(t.Context(), &req, nil); err != nil {
+				t.Fatal(err)
+			}
+			if body := srv.Last().Body; !bytes.Contains(body, []byte(tc.field)) {
+				t.Errorf("body lacks %s: %s", tc.field, body)
+			}
+		})
+	}
+}
+
+func TestNegativeMaxRetriesDisablesRetries(t *testing.T) {
+	srv := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Status: http.StatusServiceUnavailable}))
+	p, err := New(Options{BaseURL: srv.URL, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Generate(t.Context(), hello, nil); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("err = %v, want the 503", err)
+	}
+	if srv.Count() != 1 {
+		t.Errorf("server got %d requests, want 1", srv.Count())
+	}
+}
+
+func TestInvalidBaseURL(t *testing.T) {
+	for _, base := range []string{"localhost:11434", "ftp://host/v1", "http://", "://x"} {
+		if _, err := New(Options{BaseURL: base}); err == nil {
+			t.Errorf("New accepted base url %q", base)
+		}
+	}
+	_, err := New(Options{BaseURL: "ftp://user:hunter2@host/"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("err = %v, want an error without the URL's password", err)
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestLogsNeverContainTheKey(t *testing.T) {
+	const key = "sk-never-log-me-123456"
+	srv := llmtest.NewOpenAIServer(t, llmtest.Script(
+		llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "0", ErrorMessage: "slow down " + key},
+		llmtest.Reply{Status: http.StatusUnauthorized, ErrorMessage: "bad key " + key},
+	))
+	var logs syncBuffer
+	p, err := New(Options{BaseURL: srv.URL, APIKey: key, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Generate(t.Context(), hello, nil)
+	if !errors.Is(err, llm.ErrAuth) || strings.Contains(err.Error(), key) {
+		t.Errorf("err = %v", err)
+	}
+	if out := logs.String(); !strings.Contains(out, "status=429") || strings.Contains(out, key) {
+		t.Errorf("logs must report the failed attempts without the key:\n%s", out)
+	}
+}
+
+// chunk decodes one streamed chunk.
+func chunk(t testing.TB, s string) oai.ChatCompletionChunk {
+	t.Helper()
+	var c oai.ChatCompletionChunk
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		t.Fatalf("decode chunk %s: %v", s, err)
+	}
+	return c
+}
+
+func TestAccumulator(t *testing.T) {
+	tests := []struct {
+		name     string
+		chunks   []string
+		text     string
+		thinking string
+		calls    []llm.ToolCall // IDs "" mean "any, but unique"
+		stop     llm.StopReason
+		usage    llm.Usage
+	}{
+		{
+			name: "interleaved parallel fragments",
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"read","arguments":""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"write","arguments":"{\"p\""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"p\":"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":":2}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+				`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":6,"total_tokens":11}}`,
+			},
+			calls: []llm.ToolCall{{ID: "a", Name: "read", Arguments: json.RawMessage(`{"p":1}`)}, {ID: "b", Name: "write", Arguments: json.RawMessage(`{"p":2}`)}},
+			stop:  llm.StopToolUse,
+			usage: llm.Usage{InputTokens: 5, OutputTokens: 6},
+		},
+		{
+			name: "every call at index 0 and no IDs, finish stop",
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"content":"ok "}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x1","function":{"name":"a","arguments":"{}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x2","function":{"name":"b","arguments":"{\"q\":true}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"name":"c","arguments":""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+			text:  "ok ",
+			calls: []llm.ToolCall{{ID: "x1", Name: "a", Arguments: json.RawMessage(`{}`)}, {ID: "x2", Name: "b", Arguments: json.RawMessage(`{"q":true}`)}, {Name: "c", Arguments: json.RawMessage(`{}`)}},
+			stop:  llm.StopToolUse,
+		},
+		{
+			name: "reasoning field and both fields are not doubled",
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"reasoning":"think "}}]}`,
+				`{"choices":[{"index":0,"delta":{"reasoning_content":"more","reasoning":"more"}}]}`,
+				`{"choices":[{"index":0,"delta":{"content":"done"}}]}`,
+				`{"choices":[{"index":1,"delta":{"content":"other choice"}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`,
+			},
+			thinking: "think more", text: "done", stop: llm.StopMaxTokens,
+		},
+		{
+			name: "refusal",
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"refusal":"I can't."}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			},
+			text: "I can't.", stop: llm.StopRefusal,
+		},
+		{
+			name: "malformed arguments become a JSON string",
+			chunks: []string{
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"m","function":{"name":"w","arguments":"{\"path\": \"x"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			},
+			calls: []llm.ToolCall{{ID: "m", Name: "w", Arguments: json.RawMessage(`"{\"path\": \"x"`)}},
+			stop:  llm.StopToolUse,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var acc accumulator
+			var streamed strings.Builder
+			for _, c := range tc.chunks {
+				acc.add(chunk(t, c), func(d llm.Delta) { streamed.WriteString(d.Text) })
+			}
+			resp, err := acc.response()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Message.Text() != tc.text || resp.Message.Thinking != tc.thinking || streamed.String() != tc.thinking+tc.text {
+				t.Errorf("text %q thinking %q streamed %q", resp.Message.Text(), resp.Message.Thinking, streamed.String())
+			}
+			if resp.StopReason != tc.stop || resp.Usage != tc.usage {
+				t.Errorf("stop %q usage %+v", resp.StopReason, resp.Usage)
+			}
+			if len(resp.Message.ToolCalls) != len(tc.calls) {
+				t.Fatalf("calls = %+v", resp.Message.ToolCalls)
+			}
+			ids := map[string]bool{}
+			for i, c := range resp.Message.ToolCalls {
+				want := tc.calls[i]
+				if (want.ID != "" && c.ID != want.ID) || c.ID == "" || ids[c.ID] || c.Name != want.Name || string(c.Arguments) != string(want.Arguments) {
+					t.Errorf("call %d = %+v (%s), want %+v (%s)", i, c, c.Arguments, want, want.Arguments)
+				}
+				ids[c.ID] = true
+			}
+		})
+	}
+}
+
+func TestAccumulatorWithoutFinishIsAnError(t *testing.T) {
+	var acc accumulator
+	acc.add(chunk(t, `{"choices":[{"index":0,"delta":{"content":"cut"}}]}`), func(llm.Delta) {})
+	if _, err := acc.response(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("err = %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+func FuzzToolArguments(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"a":1}`, "{", " [1] ", `"x"`, "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		args := toolArguments(raw)
+		if !json.Valid(args) {
+			t.Fatalf("toolArguments(%q) = %q, not JSON", raw, args)
+		}
+		trimmed := strings.TrimSpace(raw)
+		switch {
+		case trimmed == "":
+			if string(args) != "{}" {
+				t.Fatalf("empty arguments became %s", args)
+			}
+		case json.Valid([]byte(trimmed)):
+			if string(args) != trimmed {
+				t.Fatalf("valid arguments %q changed to %s", raw, args)
+			}
+		default:
+			var s string
+			if err := json.Unmarshal(args, &s); err != nil || (utf8.ValidString(raw) && s != raw) {
+				t.Fatalf("invalid arguments %q kept as %s", raw, args)
+			}
+		}
+		if obj := objectArguments(args); !json.Valid(obj) || obj[0] != '{' {
+			t.Fatalf("objectArguments(%s) = %s", args, obj)
+		}
+	})
+}
+
+func FuzzAccumulatorFragments(f *testing.F) {
+	f.Add([]byte(`{"a":`), []byte(`1}`), uint8(0))
+	f.Fuzz(func(t *testing.T, a, b []byte, idx uint8) {
+		var acc accumulator
+		for i, frag := range [][]byte{a, b, a} {
+			arg, _ := json.Marshal(string(frag))
+			c := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":` + string(rune('0'+int(idx+uint8(i))%3)) + `,"function":{"name":"f","arguments":` + string(arg) + `}}]}}]}`
+			var ch oai.ChatCompletionChunk
+			if err := json.Unmarshal([]byte(c), &ch); err != nil {
+				t.Skip()
+			}
+			acc.add(ch, func(llm.Delta) {})
+		}
+		acc.add(chunk(t, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), func(llm.Delta) {})
+		resp, err := acc.response()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range resp.Message.ToolCalls {
+			if !json.Valid(c.Arguments) || c.ID == "" {
+				t.Fatalf("call %+v", c)
+			}
+		}
+		if _, err := json.Marshal(resp.Message); err != nil {
+			t.Fatalf("response does not marshal: %v", err)
+		}
+	})
+}

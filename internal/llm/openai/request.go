@@ -1,0 +1,154 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agentd/agentd/internal/llm"
+)
+
+// params converts a neutral request into Chat Completions parameters.
+func (p *Provider) params(req *llm.Request) oai.ChatCompletionNewParams {
+	params := oai.ChatCompletionNewParams{
+		Model:         req.Model,
+		Messages:      messages(req.System, req.Messages),
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+	}
+	if req.MaxTokens > 0 {
+		if p.official {
+			params.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			params.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	if req.Temperature != nil {
+		params.Temperature = param.NewOpt(*req.Temperature)
+	}
+	for _, t := range req.Tools {
+		params.Tools = append(params.Tools, tool(t))
+	}
+	return params
+}
+
+// tool passes the tool's JSON Schema through unchanged: the definition is
+// sent as raw JSON rather than rebuilt from a map.
+func tool(t llm.ToolDef) oai.ChatCompletionToolUnionParam {
+	schema := t.InputSchema
+	if len(bytes.TrimSpace(schema)) == 0 {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	def := struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, schema}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		// Invalid schema JSON: let the API report it rather than panic.
+		raw, _ = json.Marshal(struct {
+			Name        string `json:"name"`
+			Description string `json:"description,omitempty"`
+		}{t.Name, t.Description})
+	}
+	return oai.ChatCompletionToolUnionParam{OfFunction: &oai.ChatCompletionFunctionToolParam{
+		Function: param.Override[shared.FunctionDefinitionParam](json.RawMessage(raw)),
+	}}
+}
+
+// messages converts the system prompt and history. Tool results become one
+// "tool" message each; thinking is not sent back.
+func messages(system string, msgs []llm.Message) []oai.ChatCompletionMessageParamUnion {
+	var out []oai.ChatCompletionMessageParamUnion
+	if system != "" {
+		out = append(out, oai.SystemMessage(system))
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleUser:
+			out = append(out, userMessage(m))
+		case llm.RoleAssistant:
+			a := oai.ChatCompletionAssistantMessageParam{}
+			if text := m.Text(); text != "" {
+				a.Content.OfString = param.NewOpt(text)
+			}
+			for _, c := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+						ID: c.ID,
+						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
+							Name:      c.Name,
+							Arguments: string(objectArguments(c.Arguments)),
+						},
+					},
+				})
+			}
+			if !a.Content.OfString.Valid() && len(a.ToolCalls) == 0 {
+				// Nothing to replay (a thinking-only turn); an empty
+				// assistant message is rejected by some servers.
+				continue
+			}
+			out = append(out, oai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case llm.RoleTool:
+			for _, r := range m.ToolResults {
+				out = append(out, oai.ToolMessage(r.Content, r.CallID))
+			}
+		}
+	}
+	return out
+}
+
+// userMessage sends plain text as a string, which every compatible server
+// accepts, and switches to content parts only when there are images.
+func userMessage(m llm.Message) oai.ChatCompletionMessageParamUnion {
+	hasImage := false
+	for _, part := range m.Parts {
+		if part.Image != nil {
+			hasImage = true
+		}
+	}
+	if !hasImage {
+		return oai.UserMessage(m.Text())
+	}
+	var parts []oai.ChatCompletionContentPartUnionParam
+	for _, part := range m.Parts {
+		if part.Text != "" {
+			parts = append(parts, oai.TextContentPart(part.Text))
+		}
+		if img := part.Image; img != nil {
+			url := "data:" + img.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
+			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: url}))
+		}
+	}
+	return oai.UserMessage(parts)
+}
+
+// objectArguments returns args if it is a JSON object, else {}: arguments
+// the model got wrong were kept as a JSON string (see the package doc) and
+// cannot be replayed as an object.
+func objectArguments(args json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
+		return trimmed
+	}
+	return json.RawMessage("{}")
+}
+
+// toolArguments turns the arguments text the model streamed into valid
+// JSON: verbatim if it is JSON, {} if empty, else a JSON string of the raw
+// text.
+func toolArguments(raw string) json.RawMessage {
+	trimmed := bytes.TrimSpace([]byte(raw))
+	if len(trimmed) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(trimmed) {
+		return json.RawMessage(trimmed)
+	}
+	b, _ := json.Marshal(raw) // a string always marshals
+	return b
+}
