@@ -2,11 +2,71 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/internal/daemon"
+	"github.com/agentd/agentd/internal/mcpserver"
 )
 
-// runMCPServe serves MCP on stdio. It is implemented with the MCP server
-// edge (issue "MCP server"); until then it says so instead of pretending.
+// runMCPServe serves MCP on stdin/stdout for editors ({"command": "agentd",
+// "args": ["mcp"]}). When a daemon answers on the configured address, it
+// relays to that daemon's /mcp, so editors share its sessions, upstream
+// connections and agents; otherwise it boots the daemon in-process
+// (without a listener). stdout carries protocol messages only: logs go to
+// stderr.
 func runMCPServe(ctx context.Context, e *env, args []string) error {
-	return errors.New("the stdio MCP server is not built yet; use `agentd mcp servers|tools|call`")
+	fs := e.newFlags("mcp")
+	standalone := fs.Bool("standalone", false, "serve in-process even when a daemon is running")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := e.loadConfig(false)
+	if err != nil {
+		return err
+	}
+	log := e.logger(cfg)
+	base := e.addr
+	if base == "" {
+		base = cfg.Listen
+	}
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	base = strings.TrimSuffix(base, "/")
+	if !*standalone && daemonAnswers(ctx, base) {
+		url := base + cfg.MCP.Path
+		log.Info("agentd mcp: relaying to the running daemon", "url", url)
+		return mcpserver.Forward(ctx, e.stdin, e.stdout, mcpserver.ForwardOptions{
+			URL:             url,
+			APIKey:          cfg.APIKeyValue(),
+			MaxMessageBytes: cfg.Limits.MaxBodyBytes,
+			Logger:          log,
+		})
+	}
+	log.Info("agentd mcp: no daemon answers; serving in-process", "addr", base)
+	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.ServeMCPStdio(ctx, e.stdin, e.stdout)
+}
+
+// daemonAnswers reports whether an agentd daemon answers its health check
+// at base within a second.
+func daemonAnswers(ctx context.Context, base string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/health", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

@@ -1,0 +1,68 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/agentd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/mcpserver"
+)
+
+// mountMCP builds the MCP server edge and serves it on the daemon's mux:
+// the Streamable HTTP endpoint ([mcp] path, default /mcp) and the
+// gateways below it. Close cancels its calls and closes its sessions.
+func (d *Daemon) mountMCP(ctx context.Context) error {
+	srv, err := d.newMCPServer(ctx)
+	if err != nil {
+		return err
+	}
+	srv.Mount(d.mux)
+	d.closers = append(d.closers, srv.Close)
+	return nil
+}
+
+// newMCPServer builds an MCP server edge over the daemon's kernel, tools
+// and store.
+func (d *Daemon) newMCPServer(ctx context.Context) (*mcpserver.Server, error) {
+	// Tools called directly by MCP clients (expose_tools) work in a
+	// workspace of their own, like an agent's.
+	ws := d.cfg.WorkspaceDir(mcpserver.ClientAgent, manifest.Manifest{})
+	if err := ensureDir(ws); err != nil {
+		return nil, fmt.Errorf("create the mcp clients' workspace: %w", err)
+	}
+	opts := mcpserver.Options{
+		Kernel:          d.Kernel,
+		Tools:           d.Tools,
+		Sessions:        d.Store,
+		Config:          d.cfg.MCP,
+		MaxMessageBytes: d.cfg.Limits.MaxBodyBytes,
+		Workspace:       ws,
+		Name:            "agentd",
+		Version:         buildinfo.Version(),
+		Logger:          d.log.With("component", "mcp-server"),
+	}
+	// Gateways forward resources and prompts when the client manager can
+	// hand out its upstream sessions.
+	if u, ok := any(d.MCP).(mcpserver.Upstreams); ok {
+		opts.Upstreams = u
+	}
+	srv, err := mcpserver.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server: %w", err)
+	}
+	return srv, nil
+}
+
+// ServeMCPStdio serves MCP on a byte stream (stdin/stdout) with an
+// in-process server, for `agentd mcp` when no daemon is running. It
+// returns when in ends or ctx is done.
+func (d *Daemon) ServeMCPStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	srv, err := d.newMCPServer(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return srv.ServeStdio(ctx, in, out)
+}

@@ -1,0 +1,76 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// BenchmarkToolCall compares a built-in tool called through /mcp (router,
+// size cap, the runner pipeline with its SQLite audit record) with the same
+// tool on a bare go-sdk server, both over Streamable HTTP on loopback with
+// one client. The target is agentd within 1.5x of bare.
+func BenchmarkToolCall(b *testing.B) {
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run("bare/"+era, func(b *testing.B) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+			srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: echoTool{}.Spec().InputSchema},
+				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					var a struct{ Text string }
+					if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+						return nil, err
+					}
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil
+				})
+			stateless := era >= statelessVersion
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+			ts := httptest.NewServer(h)
+			defer ts.Close()
+			benchCalls(b, ts.URL, era)
+		})
+		b.Run("agentd/"+era, func(b *testing.B) {
+			h := newHarness(b, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}})
+			ts := h.httpServer(b)
+			benchCalls(b, ts.URL+"/mcp", era)
+		})
+	}
+}
+
+func benchCalls(b *testing.B, url, era string) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+}
+
+// plainEcho is echoTool without progress, like most built-ins.
+type plainEcho struct{ echoTool }
+
+func (plainEcho) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
+	var a struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(c.Args, &a); err != nil {
+		return tool.Result{Content: "bad args", IsError: true}, nil
+	}
+	return tool.Result{Content: a.Text}, nil
+}

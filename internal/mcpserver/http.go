@@ -1,0 +1,351 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// HTTP header names of the Streamable HTTP transport.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	// statelessVersion is the first protocol version without sessions.
+	statelessVersion = "2026-07-28"
+
+	jsonrpcParseError     = -32700
+	jsonrpcInvalidRequest = -32600
+	jsonrpcMethodNotFound = -32601
+	jsonrpcInternalError  = -32603
+)
+
+// httpHandler routes each request of one URL to the stateless or the
+// stateful SDK handler, after the Origin check and the size cap.
+//
+// Routing, in order: a MCP-Protocol-Version header of 2026-07-28 or later
+// → stateless; an Mcp-Session-Id header → stateful (the session's own
+// handler); a POST holding an initialize request → stateful (a new
+// session); any other POST → stateless, which serves both 2026-07-28
+// requests and session-less requests of older clients. GET and DELETE
+// only exist for sessions.
+func (s *Server) httpHandler(e *endpoint) http.Handler {
+	origins := newOriginPolicy(s.opts.Config.AllowedOrigins)
+	limit := s.opts.MaxMessageBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin != "" {
+			if !origins.allowed(origin) {
+				writeHTTPError(w, http.StatusForbidden, jsonrpcInvalidRequest, "forbidden: origin "+strconvQuote(origin)+" is not allowed (loopback origins and [mcp] allowed_origins are)")
+				return
+			}
+			corsHeaders(w, origin)
+		}
+		switch r.Method {
+		case http.MethodOptions:
+			if origin == "" {
+				w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case http.MethodGet, http.MethodDelete:
+			e.stateful.ServeHTTP(w, r)
+			return
+		case http.MethodPost:
+		default:
+			w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
+			writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpcInvalidRequest, "method not allowed: use POST, GET or DELETE")
+			return
+		}
+
+		// The body is read (and capped) here rather than by the SDK, so an
+		// oversized or malformed message gets a JSON-RPC error instead of
+		// a plain-text 4xx, and so routing can look at it.
+		buf := s.bufs.get()
+		defer s.bufs.put(buf)
+		body, ok := readBody(w, r, buf, limit)
+		if !ok {
+			return
+		}
+		modern := r.Header.Get(headerProtocolVersion) >= statelessVersion
+		if !precheck(w, body, modern) {
+			return
+		}
+		var h http.Handler
+		switch {
+		case modern:
+			h = e.stateless
+		case r.Header.Get(headerSessionID) != "":
+			h = e.stateful
+		case hasInitialize(body):
+			h = e.stateful
+		default:
+			h = e.stateless
+		}
+		var id json.RawMessage
+		if h == e.stateful {
+			var method string
+			id, method, _ = topFields(body)
+			if method == "" || string(id) == "null" {
+				id = nil
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		h.ServeHTTP(w, r)
+		if len(id) > 0 && r.Context().Err() != nil {
+			cancelAbandoned(e, r, id)
+		}
+	})
+}
+
+// cancelAbandoned cancels a session's request whose POST stream the
+// client dropped before the answer. Without an event store the answer
+// could never be delivered, yet the SDK lets the handler run on: an agent
+// run would go on for minutes for nobody. A notifications/cancelled is
+// handed to the session as if the client had sent it.
+func cancelAbandoned(e *endpoint, r *http.Request, id json.RawMessage) {
+	msg := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(id) + `,"reason":"the client dropped the response stream"}}`
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), strings.NewReader(msg))
+	if err != nil {
+		return
+	}
+	for _, k := range []string{headerSessionID, headerProtocolVersion, "Authorization"} {
+		if v := r.Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Host = r.Host // the SDK checks it against DNS rebinding
+	e.stateful.ServeHTTP(discard{}, req)
+}
+
+// discard is a ResponseWriter that drops everything.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
+
+// precheck answers, before the SDK sees them, the messages it would
+// reject with plain text on the initialize-era paths: malformed JSON
+// (-32700), and requests for methods no MCP server has (-32601, in a 200
+// response as JSON-RPC over HTTP expects; 404 under 2026-07-28, as
+// SEP-2575 says). Unknown notifications are accepted and dropped, as
+// JSON-RPC says. The messages match the stdio transport's. It reports
+// whether to go on.
+func precheck(w http.ResponseWriter, body []byte, modern bool) bool {
+	if !json.Valid(body) {
+		writeJSON(w, http.StatusBadRequest, errorResponse(nil, jsonrpcParseError, msgParseError))
+		return false
+	}
+	id, method, ok := topFields(body)
+	if !ok || method == "" || knownMethod(method) {
+		return true // batches, responses and known methods go on
+	}
+	if len(id) == 0 || string(id) == "null" {
+		w.WriteHeader(http.StatusAccepted)
+		return false
+	}
+	status := http.StatusOK
+	if modern {
+		status = http.StatusNotFound
+	}
+	writeJSON(w, status, errorResponse(id, jsonrpcMethodNotFound, fmt.Sprintf("method not found: %q", method)))
+	return false
+}
+
+// knownMethod reports whether m is a client-to-server method of any
+// protocol version the SDK serves.
+func knownMethod(m string) bool {
+	switch m {
+	case "initialize", "ping", "server/discover", "subscriptions/listen",
+		"tools/list", "tools/call",
+		"resources/list", "resources/templates/list", "resources/read",
+		"resources/subscribe", "resources/unsubscribe",
+		"prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+		"notifications/initialized", "notifications/cancelled", "notifications/progress",
+		"notifications/roots/list_changed":
+		return true
+	}
+	return false
+}
+
+// readBody reads at most limit bytes of r's body into buf. When the body is
+// larger, it answers 413 with a JSON-RPC error carrying the request's id
+// when its first bytes show it.
+func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) ([]byte, bool) {
+	if r.ContentLength > limit {
+		head := make([]byte, headMax)
+		n, _ := io.ReadFull(r.Body, head)
+		tooLarge(w, head[:n], limit)
+		return nil, false
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) || int64(buf.Len()) > limit {
+		tooLarge(w, buf.Bytes()[:min(buf.Len(), headMax)], limit)
+		return nil, false
+	}
+	if err != nil {
+		writeHTTPError(w, http.StatusBadRequest, jsonrpcInvalidRequest, "cannot read the request body")
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+func tooLarge(w http.ResponseWriter, head []byte, limit int64) {
+	e := &tooLargeError{Limit: limit}
+	writeJSON(w, http.StatusRequestEntityTooLarge, errorResponse(scanID(head), jsonrpcInvalidRequest, e.Error()))
+}
+
+// bufferPool recycles request body buffers.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) get() *bytes.Buffer {
+	if buf, ok := b.p.Get().(*bytes.Buffer); ok {
+		return buf
+	}
+	return new(bytes.Buffer)
+}
+
+// put returns buf to the pool unless it grew large: one big message
+// should not pin megabytes for the process's life.
+func (b *bufferPool) put(buf *bytes.Buffer) {
+	if buf.Cap() > 1<<20 {
+		return
+	}
+	buf.Reset()
+	b.p.Put(buf)
+}
+
+// hasInitialize reports whether body holds an initialize request (alone or
+// in a batch). The substring test keeps the common case to one scan.
+func hasInitialize(body []byte) bool {
+	if !bytes.Contains(body, []byte(`"initialize"`)) {
+		return false
+	}
+	var one struct {
+		Method string `json:"method"`
+	}
+	t := bytes.TrimSpace(body)
+	if len(t) > 0 && t[0] == '[' {
+		var many []struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(t, &many) != nil {
+			return false
+		}
+		for _, m := range many {
+			if m.Method == "initialize" {
+				return true
+			}
+		}
+		return false
+	}
+	return json.Unmarshal(t, &one) == nil && one.Method == "initialize"
+}
+
+func writeHTTPError(w http.ResponseWriter, status int, code int64, msg string) {
+	writeJSON(w, status, errorResponse(nil, code, msg))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// corsHeaders lets browser clients (the MCP Inspector's web UI) on an
+// allowed origin use the endpoint.
+func corsHeaders(w http.ResponseWriter, origin string) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name")
+	h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version")
+	h.Set("Access-Control-Max-Age", "600")
+}
+
+// originPolicy decides which browser origins may call the endpoint: any
+// loopback origin (a local web UI), and the configured ones. A request
+// without Origin is not from a browser page and is not checked here; DNS
+// rebinding through a Host header is refused by the SDK handler.
+type originPolicy struct {
+	extra map[string]bool
+}
+
+func newOriginPolicy(extra []string) originPolicy {
+	p := originPolicy{extra: map[string]bool{}}
+	for _, o := range extra {
+		if n, ok := normalizeOrigin(o); ok {
+			p.extra[n] = true
+		}
+	}
+	return p
+}
+
+func (p originPolicy) allowed(origin string) bool {
+	n, ok := normalizeOrigin(origin)
+	if !ok {
+		return false
+	}
+	if p.extra[n] {
+		return true
+	}
+	u, err := url.Parse(n)
+	if err != nil {
+		return false
+	}
+	return isLoopbackHost(u.Hostname())
+}
+
+// normalizeOrigin lower-cases scheme and host and drops a default port and
+// a trailing slash; "null" and anything but http(s) is refused.
+func normalizeOrigin(o string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(o))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return "", false
+	}
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
+		return "", false
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return strings.ToLower(u.Scheme) + "://" + host, true
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}

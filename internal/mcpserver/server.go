@@ -1,0 +1,388 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/mcpclient"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// DefaultMaxMessageBytes caps one incoming JSON-RPC message (10 MB).
+const DefaultMaxMessageBytes = 10 << 20
+
+// SessionLister lists stored sessions for resources/list.
+// store.SessionStore satisfies it.
+type SessionLister interface {
+	ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, error)
+}
+
+// Options configure a Server.
+type Options struct {
+	// Kernel runs agents and reads sessions; required.
+	Kernel *agent.Kernel
+	// Tools is the tool registry: its changes are served to clients, and it
+	// backs expose_tools and gateways. Nil serves agents only.
+	Tools *tool.Registry
+	// Sessions lists sessions as resources; nil lists none (they can still
+	// be read by URI).
+	Sessions SessionLister
+	// Config is the [mcp] section.
+	Config config.MCPServe
+	// MaxMessageBytes caps one incoming message; default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
+	// Workspace is the directory file tools work in when called directly
+	// by an MCP client (expose_tools); an agent's calls use its own.
+	Workspace string
+	// Upstreams gives gateways the upstream servers' resources, prompts and
+	// completions; nil serves upstream tools only.
+	Upstreams Upstreams
+	// UpstreamName tells gateways which server a registry tool comes from
+	// and the name that server gave it; nil means mcpclient.UpstreamName.
+	// Tools it does not know are matched by Spec().Server and served under
+	// their registry name without the "mcp_{server}_" prefix.
+	UpstreamName func(t tool.Tool) (server, name string, ok bool)
+	// Name and Version identify the server in initialize and
+	// server/discover results; defaults "agentd" and "dev".
+	Name, Version string
+	// SessionTimeout closes stateful HTTP sessions idle that long;
+	// default 30 minutes.
+	SessionTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Server is the MCP server edge. It builds its SDK servers once and keeps
+// their tool lists in step with the agent directory and the tool registry,
+// so connected clients get notifications/tools/list_changed.
+type Server struct {
+	opts     Options
+	log      *slog.Logger
+	main     *endpoint
+	gateways map[string]*endpoint
+	unwatch  []func()
+	taint    taintSet
+	calls    callSet
+	bufs     bufferPool
+	// eofGrace is how long answers are awaited once stdin ends.
+	eofGrace time.Duration
+
+	// Re-syncing runs on a goroutine that exists only while there is work,
+	// so a Server that is never closed leaks nothing; Close waits for it.
+	syncMu  sync.Mutex
+	dirty   bool
+	syncing bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// endpoint is one SDK server with its two HTTP handlers (see the package
+// doc for why two) and the tools it currently serves.
+type endpoint struct {
+	name      string // "" for the main endpoint, else the gateway's server
+	srv       *mcp.Server
+	stateful  *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
+
+	mu     sync.Mutex
+	served map[string]string // tool name → fingerprint
+}
+
+// New builds the server and its initial tool lists. ctx bounds the
+// initial listing only.
+func New(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Kernel == nil {
+		return nil, errors.New("mcpserver: Options.Kernel is required")
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.Name == "" {
+		opts.Name = "agentd"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 30 * time.Minute
+	}
+	if opts.Config.Path == "" {
+		opts.Config.Path = "/mcp"
+	}
+	if opts.UpstreamName == nil {
+		opts.UpstreamName = mcpclient.UpstreamName
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, log: log, gateways: map[string]*endpoint{}, eofGrace: eofGrace}
+	s.main = s.newEndpoint("", &mcp.ServerOptions{
+		Instructions: "Each agentd_agent_* tool sends a message to one agentd agent and returns its answer. " +
+			"Pass the session_id of an earlier answer to continue that conversation. " +
+			"Session transcripts are resources agentd://sessions/{id}.",
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{},
+		},
+	})
+	s.addSessionResources(s.main.srv)
+	for _, name := range opts.Config.Gateways {
+		if opts.Tools == nil {
+			return nil, fmt.Errorf("mcp gateway %q: no tool registry", name)
+		}
+		s.gateways[name] = s.newGateway(name)
+	}
+	if err := s.sync(ctx); err != nil {
+		return nil, err
+	}
+	s.unwatch = append(s.unwatch, opts.Kernel.Agents().OnChange(s.kick))
+	if opts.Tools != nil {
+		s.unwatch = append(s.unwatch, opts.Tools.OnChange(s.kick))
+	}
+	return s, nil
+}
+
+func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
+	so.Logger = slog.New(quietHandler{s.log.Handler()})
+	impl := &mcp.Implementation{Name: s.opts.Name, Title: "agentd", Version: s.opts.Version}
+	if name != "" {
+		impl = &mcp.Implementation{Name: s.opts.Name + "-gateway-" + name, Version: s.opts.Version}
+	}
+	srv := mcp.NewServer(impl, so)
+	srv.AddReceivingMiddleware(s.calls.track)
+	get := func(*http.Request) *mcp.Server { return srv }
+	return &endpoint{
+		name: name,
+		srv:  srv,
+		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			SessionTimeout:      s.opts.SessionTimeout,
+			MaxRequestBodyBytes: s.opts.MaxMessageBytes,
+			Logger:              so.Logger,
+		}),
+		stateless: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			MaxRequestBodyBytes:          s.opts.MaxMessageBytes,
+			PropagateRequestCancellation: true,
+			Logger:                       so.Logger,
+		}),
+		served: map[string]string{},
+	}
+}
+
+// Close stops following changes and closes every client session.
+func (s *Server) Close() error {
+	s.syncMu.Lock()
+	s.closed = true
+	s.syncMu.Unlock()
+	for _, f := range s.unwatch {
+		f()
+	}
+	s.wg.Wait()
+	// Sessions close gracefully, waiting for their calls: cancel those
+	// first, or an agent run would hold Close for minutes.
+	s.calls.cancel(nil)
+	for _, e := range s.endpoints() {
+		for ss := range e.srv.Sessions() {
+			_ = ss.Close()
+		}
+	}
+	return nil
+}
+
+// callSet tracks the tools/call requests in flight, so stopping can cancel
+// them: the SDK closes a session only after its calls have returned.
+type callSet struct {
+	mu    sync.Mutex
+	next  uint64
+	calls map[uint64]inflightCall
+}
+
+type inflightCall struct {
+	ss     *mcp.ServerSession
+	cancel context.CancelFunc
+}
+
+// track is a receiving middleware giving each tools/call a cancellable
+// context.
+func (c *callSet) track(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		c.mu.Lock()
+		if c.calls == nil {
+			c.calls = map[uint64]inflightCall{}
+		}
+		id := c.next
+		c.next++
+		c.calls[id] = inflightCall{ss: ss, cancel: cancel}
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.calls, id)
+			c.mu.Unlock()
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// cancel cancels the calls of ss, or every call when ss is nil.
+func (c *callSet) cancel(ss *mcp.ServerSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, call := range c.calls {
+		if ss == nil || call.ss == ss {
+			call.cancel()
+		}
+	}
+}
+
+func (s *Server) endpoints() []*endpoint {
+	out := []*endpoint{s.main}
+	names := make([]string, 0, len(s.gateways))
+	for n := range s.gateways {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		out = append(out, s.gateways[n])
+	}
+	return out
+}
+
+// Path is the endpoint's path (default /mcp); gateways are below it at
+// Path/gateway/{server}.
+func (s *Server) Path() string { return s.opts.Config.Path }
+
+// Router is where Mount adds its routes: an *http.ServeMux, or the
+// daemon's recording mux.
+type Router interface {
+	Handle(pattern string, handler http.Handler)
+}
+
+// Mount registers the endpoint and the gateways on mux.
+func (s *Server) Mount(mux Router) {
+	p := strings.TrimSuffix(s.Path(), "/")
+	mux.Handle(p, s.Handler())
+	if len(s.gateways) > 0 {
+		mux.Handle(p+"/gateway/{server}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := s.GatewayHandler(r.PathValue("server"))
+			if h == nil {
+				writeHTTPError(w, http.StatusNotFound, jsonrpcInvalidRequest, fmt.Sprintf("no MCP gateway %q (configure [mcp] gateways)", r.PathValue("server")))
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+	}
+}
+
+// Handler returns the Streamable HTTP handler of the main endpoint.
+func (s *Server) Handler() http.Handler { return s.httpHandler(s.main) }
+
+// GatewayHandler returns the handler of the gateway to server, or nil.
+func (s *Server) GatewayHandler(server string) http.Handler {
+	e, ok := s.gateways[server]
+	if !ok {
+		return nil
+	}
+	return s.httpHandler(e)
+}
+
+// ServeStdio serves one MCP session on a byte stream (stdin/stdout) until
+// the input ends or ctx is done. Messages are newline-delimited JSON, or
+// Content-Length framed when the input starts that way.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	conn := newStdioConn(in, out, s.opts.MaxMessageBytes, s.eofGrace, s.log)
+	defer conn.wait()
+	defer conn.Close()
+	ss, err := s.main.srv.Connect(ctx, stdioTransport{conn}, nil)
+	if err != nil {
+		return fmt.Errorf("start mcp session: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		s.calls.cancel(ss)
+		_ = ss.Close()
+	})
+	defer stop()
+	err = ss.Wait()
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("mcp session: %w", err)
+}
+
+// kick asks for a re-sync; it never blocks, so it is safe as an OnChange
+// callback.
+func (s *Server) kick() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if s.closed {
+		return
+	}
+	s.dirty = true
+	if s.syncing {
+		return
+	}
+	s.syncing = true
+	s.wg.Add(1)
+	go s.syncLoop()
+}
+
+func (s *Server) syncLoop() {
+	defer s.wg.Done()
+	for {
+		s.syncMu.Lock()
+		if !s.dirty || s.closed {
+			s.syncing = false
+			s.syncMu.Unlock()
+			return
+		}
+		s.dirty = false
+		s.syncMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.sync(ctx); err != nil {
+			s.log.Error("mcp server: updating the tool list failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+// quietHandler demotes the SDK's Info records (a connect and a disconnect
+// per stateless request) to Debug, so they do not flood the daemon log.
+type quietHandler struct{ h slog.Handler }
+
+func demote(l slog.Level) slog.Level {
+	if l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.h.Enabled(ctx, demote(l))
+}
+
+func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return q.h.Handle(ctx, r)
+}
+
+func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler { return quietHandler{q.h.WithAttrs(as)} }
+func (q quietHandler) WithGroup(g string) slog.Handler       { return quietHandler{q.h.WithGroup(g)} }

@@ -1,0 +1,124 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/store"
+)
+
+var pipelineInput = strings.Join([]string{
+	`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agentd_agent_helper_bot","arguments":{"message":"hi"}}}`,
+}, "\n") + "\n"
+
+// TestStdioEndOfInput checks both stdio modes at the end of input: a
+// pipeline that writes its requests and closes stdin gets every answer,
+// and a run still going when stdin closes is cancelled after the grace
+// period instead of keeping the process alive.
+func TestStdioEndOfInput(t *testing.T) {
+	modes := []struct {
+		name  string
+		serve func(t *testing.T, h *harness, grace time.Duration) func(context.Context, io.Reader, io.Writer) error
+	}{
+		{"in-process", func(t *testing.T, h *harness, grace time.Duration) func(context.Context, io.Reader, io.Writer) error {
+			h.srv.eofGrace = grace
+			return h.srv.ServeStdio
+		}},
+		{"relay", func(t *testing.T, h *harness, grace time.Duration) func(context.Context, io.Reader, io.Writer) error {
+			ts := h.httpServer(t)
+			return func(ctx context.Context, in io.Reader, out io.Writer) error {
+				return Forward(ctx, in, out, ForwardOptions{URL: ts.URL + "/mcp", eofGrace: grace})
+			}
+		}},
+	}
+	for _, m := range modes {
+		t.Run(m.name+"/pipeline", func(t *testing.T) {
+			h := newHarness(t, harnessOptions{model: llmtest.Always(llmtest.Reply{Text: "piped answer"})})
+			var out bytes.Buffer
+			if err := m.serve(t, h, 5*time.Second)(context.Background(), strings.NewReader(pipelineInput), &out); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`"id":1,"result"`, `"id":2,"result"`, `"id":3,"result"`, "piped answer"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %s:\n%s", want, out.String())
+				}
+			}
+		})
+		t.Run(m.name+"/long run", func(t *testing.T) {
+			h := newHarness(t, harnessOptions{model: llmtest.Always(llmtest.Reply{Text: strings.Repeat("slow ", 100), Chunks: 100, Delay: 100 * time.Millisecond})})
+			start := time.Now()
+			var out bytes.Buffer
+			if err := m.serve(t, h, 300*time.Millisecond)(context.Background(), strings.NewReader(pipelineInput), &out); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("returned after %v: the 10 s run was not cancelled", d)
+			}
+			if !strings.Contains(out.String(), `"id":2,"result"`) {
+				t.Errorf("quick answers were lost:\n%s", out.String())
+			}
+			// The run itself stopped: its session takes a new turn.
+			ctx := context.Background()
+			waitFor(t, func() bool {
+				list, _ := h.db.ListSessions(ctx, store.SessionFilter{})
+				if len(list) == 0 {
+					return false
+				}
+				pctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+				defer cancel()
+				_, err := h.kernel.Run(pctx, &agent.RunRequest{Agent: "helper-bot", SessionID: list[0].ID, Input: llm.TextMessage(llm.RoleUser, "probe")})
+				return !errors.Is(err, agent.ErrSessionBusy)
+			})
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("the run went on for %v after stdin closed", d)
+			}
+		})
+	}
+}
+
+// TestStdioStopsOnCancel checks that cancelling the context (SIGTERM in
+// `agentd mcp`) stops both stdio modes promptly, a run in progress
+// included, while stdin stays open.
+func TestStdioStopsOnCancel(t *testing.T) {
+	for _, mode := range []string{"in-process", "relay"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{model: llmtest.Always(llmtest.Reply{Text: strings.Repeat("slow ", 100), Chunks: 100, Delay: 100 * time.Millisecond})})
+			serve := h.srv.ServeStdio
+			if mode == "relay" {
+				ts := h.httpServer(t)
+				serve = func(ctx context.Context, in io.Reader, out io.Writer) error {
+					return Forward(ctx, in, out, ForwardOptions{URL: ts.URL + "/mcp"})
+				}
+			}
+			inR, inW := io.Pipe()
+			defer inW.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- serve(ctx, inR, io.Discard) }()
+			if _, err := io.WriteString(inW, pipelineInput); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { return h.provider.Count() >= 1 })
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("serving went on after cancellation")
+			}
+		})
+	}
+}
