@@ -61,7 +61,9 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	s := t.srv
 	sess, err := s.awaitSession(ctx)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, err)
+		err = fmt.Errorf("call %s: %w", t.spec.Name, err)
+		s.record(ctx, nil, nil, err)
+		return tool.Result{}, err
 	}
 
 	cctx, cancel := context.WithCancelCause(ctx)
@@ -102,8 +104,11 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 
 	res, err := sess.cs.CallTool(cctx, params)
 	if err != nil {
-		return s.callResult(ctx, cctx, sess, t.upstream, err)
+		out, cerr := s.callResult(ctx, cctx, sess, t.upstream, err)
+		s.record(ctx, nil, err, cerr)
+		return out, cerr
 	}
+	s.record(ctx, res, nil, nil)
 	return renderResult(res), nil
 }
 
