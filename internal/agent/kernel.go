@@ -114,7 +114,7 @@ type RunRequest struct {
 	// own input is untrusted (an editor prompt with user_trust =
 	// "untrusted", an A2A message from another agent).
 	Tainted bool
-	Depth      int
+	Depth   int
 	// OnEvent receives the run's events, serialised, in order. It must not
 	// block for long: it runs on the loop's goroutine.
 	OnEvent func(Event)
