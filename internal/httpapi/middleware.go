@@ -59,7 +59,11 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			WriteError(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("too many requests; retry after %d s", max(secs, 1)))
 			return
 		}
-		if opts.APIKey != "" && !opts.Public(r.URL.Path) {
+		// Browsers send CORS preflights without credentials; the handler
+		// behind (the MCP endpoint's Origin policy) decides on them, and
+		// the real request that follows still needs the key.
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+		if opts.APIKey != "" && !preflight && !opts.Public(r.URL.Path) {
 			got := sha256.Sum256([]byte(token))
 			// Comparing fixed-length hashes keeps the comparison constant
 			// time regardless of the token's length.

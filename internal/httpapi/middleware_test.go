@@ -66,6 +66,20 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+func TestPreflightPassesWithoutKeyButRequestDoesNot(t *testing.T) {
+	h := Protect(okHandler(), ProtectOptions{APIKey: "k"})
+	r := httptest.NewRequest("OPTIONS", "/mcp", nil)
+	r.Header.Set("Access-Control-Request-Method", "POST")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Fatalf("preflight: %d", w.Code)
+	}
+	if w := do(h, "OPTIONS", "/mcp", "", "", ""); w.Code != 401 {
+		t.Fatalf("plain OPTIONS without key: %d", w.Code)
+	}
+}
+
 func TestNoKeyMeansNoAuth(t *testing.T) {
 	h := Protect(okHandler(), ProtectOptions{})
 	if w := do(h, "GET", "/api/agents", "", "", ""); w.Code != 200 {
