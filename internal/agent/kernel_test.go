@@ -51,6 +51,11 @@ type env struct {
 
 func newEnv(t *testing.T, h llmtest.Handler, agents []manifest.Manifest, tools ...tool.Tool) *env {
 	t.Helper()
+	return newEnvTB(t, h, agents, tools...)
+}
+
+func newEnvTB(t testing.TB, h llmtest.Handler, agents []manifest.Manifest, tools ...tool.Tool) *env {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), t.TempDir()+"/agentd.db", nil)
 	if err != nil {
 		t.Fatal(err)
