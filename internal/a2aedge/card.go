@@ -58,6 +58,9 @@ func (s *Server) Card(base string, m manifest.Manifest) *a2a.AgentCard {
 			ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: tags, Examples: sk.Examples,
 		})
 	}
+	if m.Kind == manifest.KindMCPProxy {
+		s.proxyCard(card, m)
+	}
 	if s.opts.BearerAuth {
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{
 			BearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "agentd api_key: Authorization: Bearer <key>"},

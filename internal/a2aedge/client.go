@@ -463,13 +463,18 @@ func settled(s a2a.TaskState) bool {
 // Stream sends a message to target and yields the task's events as they
 // come.
 func (c *Client) Stream(ctx context.Context, target string, req SendRequest) iter.Seq2[a2a.Event, error] {
+	return c.streamMessage(ctx, target, req.a2a())
+}
+
+// streamMessage is Stream for a message of any parts.
+func (c *Client) streamMessage(ctx context.Context, target string, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		r, err := c.target(ctx, target)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		for ev, err := range r.client.SendStreamingMessage(ctx, req.a2a()) {
+		for ev, err := range r.client.SendStreamingMessage(ctx, req) {
 			if err != nil {
 				yield(nil, fmt.Errorf("%w: stream from %s: %w", errUpstream, r.cfg.Name, err))
 				return

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/tool"
 )
@@ -79,7 +80,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, 
 		if r == nil {
 			return nil, "this task is no longer running, so it cannot take another message; start a new task in the same context to continue the conversation"
 		}
-		if !r.answer(approvalAnswer(ec.Message)) {
+		if !r.answer(ec.Message) {
 			return nil, "this task is not waiting for input"
 		}
 		return r, ""
@@ -98,6 +99,10 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, 
 		}
 		s.mu.Unlock()
 		return r, ""
+	}
+	e, err := s.opts.Kernel.Agents().Get(ctx, name)
+	if err == nil && e.Manifest.Kind == manifest.KindMCPProxy {
+		return s.startProxy(ec.TaskID, ec.ContextID, e.Manifest, ec.Message), ""
 	}
 	input, err := toLLMMessage(ec.Message)
 	if err != nil {
@@ -122,7 +127,8 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, 
 	return s.start(ec.TaskID, req), ""
 }
 
-// run is one kernel run serving one task.
+// run is one run serving one task: a kernel run, or a model-free run
+// such as the MCP proxy's.
 type run struct {
 	taskID a2a.TaskID // guarded by Server.mu: adoption changes it
 	cancel context.CancelFunc
@@ -130,21 +136,33 @@ type run struct {
 	mu       sync.Mutex
 	queue    []item
 	signal   chan struct{} // 1-buffered: items were queued
-	done     bool          // the kernel run returned
-	awaiting *approval     // the approval the task is input-required for
+	done     bool          // the run returned
+	awaiting *question     // the question the task is input-required for
 	streamed bool          // text went out as artifact chunks
 	artifact a2a.ArtifactID
 }
 
-// item is one thing the run reports: a kernel event or a question.
+// item is one thing the run reports: a kernel event, a question, or the
+// end of a model-free run.
 type item struct {
-	ev   *agent.Event
-	appr *approval
+	ev  *agent.Event
+	ask *question
+	end *outcome
 }
 
-type approval struct {
-	req    tool.ApprovalRequest
-	answer chan bool // 1-buffered
+// question is what an input-required task asks: an approval, or more
+// input for a model-free run. The next message on the task answers it.
+type question struct {
+	message func(ec *a2asrv.ExecutorContext) *a2a.Message
+	// deliver hands the answer over; it must not block.
+	deliver func(*a2a.Message)
+}
+
+// outcome is the end of a model-free run: its terminal state and the
+// parts of its last message.
+type outcome struct {
+	state a2a.TaskState
+	parts []*a2a.Part
 }
 
 // start launches the kernel run for a task; the server owns the goroutine.
@@ -162,18 +180,23 @@ func (s *Server) start(id a2a.TaskID, req *agent.RunRequest) *run {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			s.log.Debug("a2a task run failed", "task", id, "agent", req.Agent, "err", err)
 		}
-		// Lock order: Server.mu, then run.mu (adoption reads done under both).
-		s.mu.Lock()
-		r.mu.Lock()
-		r.done = true
-		r.mu.Unlock()
-		if s.runs[r.taskID] == r {
-			delete(s.runs, r.taskID)
-		}
-		s.mu.Unlock()
-		r.wake()
+		s.ended(r)
 	})
 	return r
+}
+
+// ended marks r's run as returned and forgets it.
+func (s *Server) ended(r *run) {
+	// Lock order: Server.mu, then run.mu (adoption reads done under both).
+	s.mu.Lock()
+	r.mu.Lock()
+	r.done = true
+	r.mu.Unlock()
+	if s.runs[r.taskID] == r {
+		delete(s.runs, r.taskID)
+	}
+	s.mu.Unlock()
+	r.wake()
 }
 
 func (s *Server) run(id a2a.TaskID) *run {
@@ -199,26 +222,42 @@ func (r *run) wake() {
 // Approve implements tool.Approver: a policy "ask" turns the task
 // input-required, and the next message on the task answers it.
 func (r *run) Approve(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
-	a := &approval{req: req, answer: make(chan bool, 1)}
-	r.push(item{appr: a})
+	answer := make(chan bool, 1)
+	r.push(item{ask: &question{
+		message: func(ec *a2asrv.ExecutorContext) *a2a.Message { return approvalMessage(ec, req) },
+		deliver: func(m *a2a.Message) { answer <- approvalAnswer(m) },
+	}})
 	select {
-	case ok := <-a.answer:
+	case ok := <-answer:
 		return ok, nil
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
 }
 
-// answer delivers a follow-up message's answer to the pending approval.
-func (r *run) answer(ok bool) bool {
+// ask turns the task input-required with the question msg builds and
+// returns the next message on the task.
+func (r *run) ask(ctx context.Context, msg func(ec *a2asrv.ExecutorContext) *a2a.Message) (*a2a.Message, error) {
+	answer := make(chan *a2a.Message, 1)
+	r.push(item{ask: &question{message: msg, deliver: func(m *a2a.Message) { answer <- m }}})
+	select {
+	case m := <-answer:
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// answer delivers a follow-up message to the pending question.
+func (r *run) answer(m *a2a.Message) bool {
 	r.mu.Lock()
-	a := r.awaiting
+	q := r.awaiting
 	r.awaiting = nil
 	r.mu.Unlock()
-	if a == nil {
+	if q == nil {
 		return false
 	}
-	a.answer <- ok
+	q.deliver(m)
 	return true
 }
 
@@ -253,16 +292,22 @@ func (r *run) relay(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(
 		done := r.done
 		r.mu.Unlock()
 		for i, it := range items {
-			if it.appr != nil {
+			switch {
+			case it.ask != nil:
 				if !flush(false) {
 					return
 				}
 				r.mu.Lock()
-				r.awaiting = it.appr
+				r.awaiting = it.ask
 				// Later items wait for the next execution.
 				r.queue = append(items[i+1:len(items):len(items)], r.queue...)
 				r.mu.Unlock()
-				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, approvalMessage(ec, it.appr.req)), nil)
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, it.ask.message(ec)), nil)
+				return
+			case it.end != nil:
+				if flush(false) {
+					yield(a2a.NewStatusUpdateEvent(ec, it.end.state, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, it.end.parts...)), nil)
+				}
 				return
 			}
 			e := it.ev
@@ -272,6 +317,15 @@ func (r *run) relay(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(
 				continue
 			case agent.EventToolStarted, agent.EventToolFinished:
 				if !flush(false) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, toolMessage(ec, e)), nil) {
+					return
+				}
+			case agent.EventToolProgress:
+				if supersededProgress(items[i+1:], e) {
+					// A later report of the same call is already here:
+					// under a burst, only the newest one goes out.
+					continue
+				}
+				if !flush(false) || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, progressMessage(ec, e)), nil) {
 					return
 				}
 			case agent.EventFinal:
@@ -304,22 +358,23 @@ func (r *run) relay(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(
 	}
 }
 
-// waitEnd waits up to window for the run's final (or error) event and
-// takes the whole queue if it came. It returns nil, consuming nothing, if
-// the run needs longer or asks for approval.
-func (r *run) waitEnd(ctx context.Context, window time.Duration) *agent.Event {
+// waitEnd waits up to window for the run's last item (a final or error
+// event, or a model-free run's outcome) and takes the whole queue if it
+// came. It returns nil, consuming nothing, if the run needs longer or asks
+// a question.
+func (r *run) waitEnd(ctx context.Context, window time.Duration) *item {
 	timer := time.NewTimer(window)
 	defer timer.Stop()
 	for {
 		r.mu.Lock()
-		var end *agent.Event
+		var end *item
 		for _, it := range r.queue {
-			if it.appr != nil {
+			if it.ask != nil {
 				r.mu.Unlock()
 				return nil
 			}
-			if it.ev.Type == agent.EventFinal || it.ev.Type == agent.EventError {
-				end = it.ev
+			if it.end != nil || it.ev.Type == agent.EventFinal || it.ev.Type == agent.EventError {
+				end = &it
 				break
 			}
 		}
@@ -342,10 +397,15 @@ func (r *run) waitEnd(ctx context.Context, window time.Duration) *agent.Event {
 	}
 }
 
-// finishedTask is a new task in its final state, from the run's last event.
-func finishedTask(ec *a2asrv.ExecutorContext, e *agent.Event) *a2a.Task {
+// finishedTask is a new task in its final state, from the run's last item.
+func finishedTask(ec *a2asrv.ExecutorContext, it *item) *a2a.Task {
 	t := a2a.NewSubmittedTask(ec, ec.Message)
 	now := time.Now().UTC()
+	if it.end != nil {
+		t.Status = a2a.TaskStatus{State: it.end.state, Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, it.end.parts...), Timestamp: &now}
+		return t
+	}
+	e := it.ev
 	switch {
 	case e.Type == agent.EventError:
 		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(ec, "the agent failed: "+e.Error), Timestamp: &now}
@@ -400,9 +460,9 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 		ec.ContextID = a2a.NewContextID()
 	}
 	r, failure := h.s.attach(ctx, ec)
-	var end *agent.Event
+	var end *item
 	if failure != "" {
-		end = &agent.Event{Type: agent.EventError, Error: failure}
+		end = &item{ev: &agent.Event{Type: agent.EventError, Error: failure}}
 	} else if end = r.waitEnd(ctx, h.s.fastWindow); end == nil {
 		// Hand the running task to a2a-go, in the context chosen here.
 		m := *msg
@@ -500,6 +560,45 @@ func toolMessage(ec *a2asrv.ExecutorContext, e *agent.Event) *a2a.Message {
 		}
 	}
 	return a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(line), a2a.NewDataPart(data))
+}
+
+// progressMessage reports a long tool call's progress: a text line for
+// people and a data part for programs.
+func progressMessage(ec *a2asrv.ExecutorContext, e *agent.Event) *a2a.Message {
+	p := e.Progress
+	if p == nil {
+		p = &agent.Progress{}
+	}
+	data := map[string]any{"type": string(e.Type), "progress": p.Progress}
+	line := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		data["total"] = p.Total
+		line += fmt.Sprintf("/%g", p.Total)
+	}
+	if e.ToolCall != nil {
+		data["tool"], data["callId"] = e.ToolCall.Name, e.ToolCall.ID
+		line = "tool " + e.ToolCall.Name + ": " + line
+	}
+	if p.Message != "" {
+		data["message"] = p.Message
+		line += ": " + p.Message
+	}
+	return a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(line), a2a.NewDataPart(data))
+}
+
+// supersededProgress reports whether later holds a newer progress report
+// of e's call.
+func supersededProgress(later []item, e *agent.Event) bool {
+	for _, it := range later {
+		if it.ev != nil && it.ev.Type == agent.EventToolProgress && sameCall(it.ev.ToolCall, e.ToolCall) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameCall(a, b *llm.ToolCall) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.ID == b.ID
 }
 
 // approvalMessage asks the client to approve a tool call.

@@ -48,6 +48,16 @@ type fixtureOptions struct {
 	external []ExternalAgent
 	tools    []tool.Tool
 	dbPath   string
+	// agents are added to testAgents; mcp serves the proxy agents and is
+	// a tool source.
+	agents []manifest.Manifest
+	mcp    mcpSource
+}
+
+// mcpSource is an MCP client manager as the fixture uses it.
+type mcpSource interface {
+	MCPServers
+	tool.Source
 }
 
 type providers struct{ p llm.Provider }
@@ -83,8 +93,11 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 	f.reg.Add(fakeTool{name: "untrusted_fetch", untrusted: true, out: "page content"})
 	f.reg.Add(fakeTool{name: "danger", out: "done something dangerous", calls: &f.danger})
 	f.reg.Add(o.tools...)
+	if o.mcp != nil {
+		f.reg.AddSource(o.mcp)
+	}
 	k := agent.New(agent.Options{
-		Agents:    agent.NewAgents(testAgents(), db),
+		Agents:    agent.NewAgents(append(testAgents(), o.agents...), db),
 		Providers: providers{f.prov},
 		Runner:    tool.NewRunner(f.reg, tool.RunnerOptions{Audit: db}),
 		Sessions:  db,
@@ -100,7 +113,7 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 		LookupSecret: func(n string) (string, bool) { v, ok := os.LookupEnv(n); return v, ok }})
 	f.reg.AddSource(f.client)
 	f.s = New(Options{Kernel: k, Tasks: f.tasks, Sessions: db, DefaultAgent: "alpha", BearerAuth: o.bearer,
-		Version: "test", Push: f.pusher, Client: f.client})
+		Version: "test", Push: f.pusher, Client: f.client, MCP: o.mcp})
 	mux := http.NewServeMux()
 	f.s.Register(mux)
 	f.srv = httptest.NewServer(mux)

@@ -11,6 +11,13 @@
 // plumbing (method dispatch, event queues, streaming, optimistic
 // concurrency) is github.com/a2aproject/a2a-go/v2's; agentd supplies the
 // executor, the task store and the push sender.
+//
+// It also bridges A2A and MCP in both directions without flattening
+// tasks: agents of kind mcp_proxy run no model, each task being one MCP
+// tools/call through the tool pipeline (proxy.go), and Bridge serves A2A
+// agents, remote and local, as MCP tools whose calls keep the task's ids,
+// stream, cancel and ask for input (bridge.go). docs/bridges.md has the
+// wire formats.
 package a2aedge
 
 import (
@@ -67,6 +74,9 @@ type Options struct {
 	Push *Pusher
 	// Client serves the /api/a2a routes; nil leaves them out.
 	Client *Client
+	// MCP lists the upstream MCP servers that agents of kind
+	// manifest.KindMCPProxy reach; nil means none.
+	MCP    MCPServers
 	Logger *slog.Logger
 }
 

@@ -6,16 +6,18 @@ import (
 
 	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/internal/mcpserver"
 	"github.com/agentd/agentd/internal/netguard"
 )
 
-// a2aEdge is the A2A server, its task store, push delivery and the A2A
-// client, closed together.
+// a2aEdge is the A2A server, its task store, push delivery, the A2A
+// client and the MCP → A2A bridge, closed together.
 type a2aEdge struct {
 	server *a2aedge.Server
 	client *a2aedge.Client
 	pusher *a2aedge.Pusher
 	tasks  *a2aedge.TaskStore
+	bridge *a2aedge.Bridge
 }
 
 // Close stops runs first (their last writes need the store), then
@@ -24,7 +26,17 @@ func (e *a2aEdge) Close() error {
 	if e == nil {
 		return nil
 	}
-	return errors.Join(e.server.Close(), e.client.Close(), e.pusher.Close(), e.tasks.Close())
+	return errors.Join(e.bridge.Close(), e.server.Close(), e.client.Close(), e.pusher.Close(), e.tasks.Close())
+}
+
+// bridgeToMCP serves the A2A agents (external and local) as tools on the
+// MCP edge: the MCP → A2A bridge. The MCP edge is built first, so the
+// bridge joins it once the A2A edge exists.
+func (e *a2aEdge) bridgeToMCP(srv *mcpserver.Server) {
+	if e == nil || srv == nil {
+		return
+	}
+	srv.AddToolSet(e.bridge)
 }
 
 // mountA2A builds the A2A edge when [a2a] is enabled: it fails the tasks
@@ -78,9 +90,11 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Version:      buildinfo.Version(),
 		Push:         edge.pusher,
 		Client:       edge.client,
+		MCP:          d.MCP,
 		Logger:       log,
 	})
 	edge.server.Register(d.mux)
+	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Logger: log.With("role", "mcp-bridge")})
 	edge.client.Start()
 	return edge, nil
 }

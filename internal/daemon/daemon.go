@@ -138,7 +138,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started,
 	})
 	api.Register(d.mux)
-	if err := d.mountMCP(ctx); err != nil {
+	mcpSrv, err := d.mountMCP(ctx)
+	if err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -148,6 +149,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, err
 	}
 	d.closers = append(d.closers, edgeA2A.Close)
+	// The MCP edge was built first; the A2A agents join it as tools now.
+	edgeA2A.bridgeToMCP(mcpSrv)
 	return d, nil
 }
 

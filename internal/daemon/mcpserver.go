@@ -13,14 +13,14 @@ import (
 // mountMCP builds the MCP server edge and serves it on the daemon's mux:
 // the Streamable HTTP endpoint ([mcp] path, default /mcp) and the
 // gateways below it. Close cancels its calls and closes its sessions.
-func (d *Daemon) mountMCP(ctx context.Context) error {
+func (d *Daemon) mountMCP(ctx context.Context) (*mcpserver.Server, error) {
 	srv, err := d.newMCPServer(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	srv.Mount(d.mux)
 	d.closers = append(d.closers, srv.Close)
-	return nil
+	return srv, nil
 }
 
 // newMCPServer builds an MCP server edge over the daemon's kernel, tools

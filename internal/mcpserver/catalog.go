@@ -58,6 +58,7 @@ func (s *Server) sync(ctx context.Context) error {
 		taken[name] = m.Name
 		main = append(main, s.agentWant(name, m))
 	}
+	main = append(main, s.setWants(ctx, taken)...)
 	if s.opts.Config.ExposeTools {
 		for _, t := range tools {
 			sp := t.Spec()

@@ -59,6 +59,9 @@ type Options struct {
 	// Name and Version identify the server in initialize and
 	// server/discover results; defaults "agentd" and "dev".
 	Name, Version string
+	// ToolSets are served on the main endpoint beside the agents (see
+	// ToolSet); AddToolSet adds more later.
+	ToolSets []ToolSet
 	// SessionTimeout closes stateful HTTP sessions idle that long;
 	// default 30 minutes.
 	SessionTimeout time.Duration
@@ -82,11 +85,13 @@ type Server struct {
 
 	// Re-syncing runs on a goroutine that exists only while there is work,
 	// so a Server that is never closed leaks nothing; Close waits for it.
-	syncMu  sync.Mutex
-	dirty   bool
-	syncing bool
-	closed  bool
-	wg      sync.WaitGroup
+	syncMu      sync.Mutex
+	dirty       bool
+	syncing     bool
+	closed      bool
+	sets        []ToolSet
+	unwatchSets []func()
+	wg          sync.WaitGroup
 }
 
 // endpoint is one SDK server with its two HTTP handlers (see the package
@@ -129,7 +134,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, gateways: map[string]*endpoint{}, eofGrace: eofGrace}
+	s := &Server{opts: opts, log: log, gateways: map[string]*endpoint{}, eofGrace: eofGrace, sets: slices.Clone(opts.ToolSets)}
 	s.main = s.newEndpoint("", &mcp.ServerOptions{
 		Instructions: "Each agentd_agent_* tool sends a message to one agentd agent and returns its answer. " +
 			"Pass the session_id of an earlier answer to continue that conversation. " +
@@ -152,6 +157,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	s.unwatch = append(s.unwatch, opts.Kernel.Agents().OnChange(s.kick))
 	if opts.Tools != nil {
 		s.unwatch = append(s.unwatch, opts.Tools.OnChange(s.kick))
+	}
+	for _, ts := range opts.ToolSets {
+		s.unwatch = append(s.unwatch, ts.OnChange(s.kick))
 	}
 	return s, nil
 }
@@ -187,8 +195,10 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 func (s *Server) Close() error {
 	s.syncMu.Lock()
 	s.closed = true
+	unwatchSets := s.unwatchSets
+	s.unwatchSets = nil
 	s.syncMu.Unlock()
-	for _, f := range s.unwatch {
+	for _, f := range append(slices.Clone(s.unwatch), unwatchSets...) {
 		f()
 	}
 	s.wg.Wait()
