@@ -170,29 +170,21 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		return nil, fmt.Errorf("agent %q: %w", m.Name, err)
 	}
 
-	sess, history, err := k.openSession(ctx, req, m)
+	input := k.prepareInput(req.Input, m)
+	sess, history, err := k.openSession(ctx, req, m, input)
 	if err != nil {
 		return nil, err
-	}
-	if !k.acquire(sess.ID) {
-		return nil, fmt.Errorf("%w: %s", ErrSessionBusy, sess.ID)
 	}
 	defer k.release(sess.ID)
 	emit(Event{Type: EventSession, SessionID: sess.ID})
 
 	res := &RunResult{SessionID: sess.ID}
-	input := k.prepareInput(req.Input, m)
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
 		Agent: m.Name, SessionID: sess.ID, Workspace: k.opts.Workspace(m), Depth: req.Depth,
 		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: req.Tainted || tainted(history),
 	})
 	if req.OnScope != nil {
 		req.OnScope(scope)
-	}
-	// Untrusted flags of stored tool results travel with the message.
-	history = append(history, input)
-	if err := k.persist(ctx, sess.ID, input); err != nil {
-		return res, err
 	}
 
 	maxIter := m.MaxIterations
@@ -300,27 +292,57 @@ func (k *Kernel) prepareInput(in llm.Message, m manifest.Manifest) llm.Message {
 	return out
 }
 
-func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest) (store.Session, []llm.Message, error) {
-	if req.SessionID == "" {
-		id := req.NewSessionID
+// openSession claims the run's session (ErrSessionBusy if another turn
+// holds it), stores the user's input in it before any model call, so that
+// an accepted message survives a crash, and returns the session with its
+// history, input included. A new session is created together with its
+// input in one transaction. On error the session is not claimed.
+func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest, input llm.Message) (store.Session, []llm.Message, error) {
+	id := req.SessionID
+	if id == "" {
+		id = req.NewSessionID
 		if id == "" {
 			id = NewID()
 		}
+	}
+	// Claimed before the history is read, so that no other turn of the
+	// session can append to it between the read and this turn's writes.
+	if !k.acquire(id) {
+		return store.Session{ID: id}, nil, fmt.Errorf("%w: %s", ErrSessionBusy, id)
+	}
+	s, history, err := k.loadOrCreate(ctx, req, m, id, input)
+	if err != nil {
+		k.release(id)
+		return s, nil, err
+	}
+	return s, history, nil
+}
+
+// loadOrCreate does openSession's work once the session is claimed.
+func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.Manifest, id string, input llm.Message) (store.Session, []llm.Message, error) {
+	if req.SessionID == "" {
 		now := time.Now().UTC()
 		s := store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, CreatedAt: now, UpdatedAt: now}
-		if err := k.opts.Sessions.CreateSession(ctx, s); err != nil {
+		first, err := storedMessage(input)
+		if err != nil {
+			return s, nil, err
+		}
+		if err := k.opts.Sessions.CreateSession(ctx, s, first); err != nil {
 			return s, nil, fmt.Errorf("create session: %w", err)
 		}
-		return s, nil, nil
+		return s, []llm.Message{input}, nil
 	}
-	s, msgs, err := k.Session(ctx, req.SessionID)
+	s, history, err := k.Session(ctx, id)
 	if err != nil {
 		return s, nil, err
 	}
 	if s.Agent != m.Name {
 		return s, nil, fmt.Errorf("%w: session %s belongs to %q, not %q", ErrWrongAgent, s.ID, s.Agent, m.Name)
 	}
-	return s, msgs, nil
+	if err := k.persist(ctx, s.ID, input); err != nil {
+		return s, nil, err
+	}
+	return s, append(history, input), nil
 }
 
 // Session returns a stored session and its messages.
@@ -348,17 +370,24 @@ func (k *Kernel) Session(ctx context.Context, id string) (store.Session, []llm.M
 }
 
 func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message) error {
-	data, err := json.Marshal(msg)
+	sm, err := storedMessage(msg)
 	if err != nil {
-		return fmt.Errorf("encode message: %w", err)
+		return err
 	}
-	_, err = k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{{
-		SessionID: sessionID, Role: string(msg.Role), Content: data, CreatedAt: time.Now().UTC(),
-	}})
-	if err != nil {
+	if _, err := k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
 		return fmt.Errorf("save message to session %s: %w", sessionID, err)
 	}
 	return nil
+}
+
+// storedMessage encodes msg for the store. Untrusted flags of tool results
+// travel inside the message.
+func storedMessage(msg llm.Message) (store.Message, error) {
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return store.Message{}, fmt.Errorf("encode message: %w", err)
+	}
+	return store.Message{Role: string(msg.Role), Content: data, CreatedAt: time.Now().UTC()}, nil
 }
 
 func (k *Kernel) acquire(id string) bool {

@@ -78,7 +78,10 @@ type SessionFilter struct {
 
 // SessionStore persists sessions and their messages.
 type SessionStore interface {
-	CreateSession(ctx context.Context, s Session) error
+	// CreateSession stores a new session (ErrExists if the ID is taken)
+	// and, in the same transaction, its first messages as AppendMessages
+	// would append them: one commit for a conversation's first turn.
+	CreateSession(ctx context.Context, s Session, msgs ...Message) error
 	GetSession(ctx context.Context, id string) (Session, error)
 	// ListSessions returns sessions, most recently updated first.
 	ListSessions(ctx context.Context, f SessionFilter) ([]Session, error)

@@ -16,7 +16,7 @@ func (db *DB) PutAgent(ctx context.Context, a store.Agent) error {
 		return errors.New("put agent: empty name")
 	}
 	t := now()
-	_, err := db.w.ExecContext(ctx, `INSERT INTO agents (name, manifest, created_at, updated_at) VALUES (?, ?, ?, ?)
+	_, err := db.exec(ctx, len(a.Manifest), `INSERT INTO agents (name, manifest, created_at, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET manifest = excluded.manifest, updated_at = excluded.updated_at`,
 		a.Name, jsonToDB(a.Manifest), toDB(orNow(a.CreatedAt, t)), toDB(orNow(a.UpdatedAt, t)))
 	return wrap(op, err)
@@ -44,7 +44,7 @@ func (db *DB) ListAgents(ctx context.Context) ([]store.Agent, error) {
 
 // DeleteAgent implements store.AgentStore.
 func (db *DB) DeleteAgent(ctx context.Context, name string) error {
-	res, err := db.w.ExecContext(ctx, "DELETE FROM agents WHERE name = ?", name)
+	res, err := db.exec(ctx, 0, "DELETE FROM agents WHERE name = ?", name)
 	if err == nil {
 		err = rowsAffected(res)
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 
@@ -11,11 +12,12 @@ import (
 // AppendAudit implements store.AuditStore; a zero Time means now.
 func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
 	var id int64
-	err := db.w.QueryRowContext(ctx, `INSERT INTO audit
-		(time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		toDB(orNow(r.Time, now())), r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
-		boolToDB(r.Untrusted), int64(r.Duration)).Scan(&id)
+	at := toDB(orNow(r.Time, now()))
+	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
+		return tx.StmtContext(ctx, db.stmts.insertAudit).QueryRowContext(ctx,
+			at, r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
+			boolToDB(r.Untrusted), int64(r.Duration)).Scan(&id)
+	})
 	if err != nil {
 		return 0, wrap("append audit record", err)
 	}

@@ -14,7 +14,7 @@ func (db *DB) PutMCPServer(ctx context.Context, s store.MCPServer) error {
 	if s.Name == "" {
 		return errors.New("put mcp server: empty name")
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO mcp_servers (name, config, created_at) VALUES (?, ?, ?)
+	_, err := db.exec(ctx, len(s.Config), `INSERT INTO mcp_servers (name, config, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET config = excluded.config`,
 		s.Name, jsonToDB(s.Config), toDB(orNow(s.CreatedAt, now())))
 	return wrap(fmt.Sprintf("put mcp server %q", s.Name), err)
@@ -42,7 +42,7 @@ func (db *DB) ListMCPServers(ctx context.Context) ([]store.MCPServer, error) {
 
 // DeleteMCPServer implements store.MCPServerStore.
 func (db *DB) DeleteMCPServer(ctx context.Context, name string) error {
-	res, err := db.w.ExecContext(ctx, "DELETE FROM mcp_servers WHERE name = ?", name)
+	res, err := db.exec(ctx, 0, "DELETE FROM mcp_servers WHERE name = ?", name)
 	if err == nil {
 		err = rowsAffected(res)
 	}

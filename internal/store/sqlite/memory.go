@@ -17,7 +17,7 @@ func (db *DB) PutMemory(ctx context.Context, m store.Memory) error {
 		return errors.New("put memory: empty agent or key")
 	}
 	t := now()
-	_, err := db.w.ExecContext(ctx, `INSERT INTO memories (agent, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+	_, err := db.exec(ctx, len(m.Value), `INSERT INTO memories (agent, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (agent, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
 		m.Agent, m.Key, m.Value, toDB(orNow(m.CreatedAt, t)), toDB(orNow(m.UpdatedAt, t)))
 	return wrap(fmt.Sprintf("put memory %q of agent %q", m.Key, m.Agent), err)
@@ -124,7 +124,7 @@ func equalFoldRune(a, b rune) bool {
 
 // DeleteMemory implements store.MemoryStore.
 func (db *DB) DeleteMemory(ctx context.Context, agent, key string) error {
-	res, err := db.w.ExecContext(ctx, "DELETE FROM memories WHERE agent = ? AND key = ?", agent, key)
+	res, err := db.exec(ctx, 0, "DELETE FROM memories WHERE agent = ? AND key = ?", agent, key)
 	if err == nil {
 		err = rowsAffected(res)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentd/agentd/internal/store"
 )
@@ -12,13 +13,26 @@ import (
 const sessionColumns = "id, agent, title, origin, created_at, updated_at"
 
 // CreateSession implements store.SessionStore; zero timestamps mean now.
-func (db *DB) CreateSession(ctx context.Context, s store.Session) error {
+// The session and msgs are stored in one transaction, msgs as
+// AppendMessages would store them.
+func (db *DB) CreateSession(ctx context.Context, s store.Session, msgs ...store.Message) error {
 	if s.ID == "" {
 		return errors.New("create session: empty id")
 	}
 	t := now()
-	_, err := db.w.ExecContext(ctx, "INSERT INTO sessions ("+sessionColumns+") VALUES (?, ?, ?, ?, ?, ?)",
-		s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(orNow(s.UpdatedAt, t)))
+	updated := orNow(s.UpdatedAt, t)
+	if len(msgs) > 0 && updated.Before(t) {
+		updated = t // as AppendMessages would move it
+	}
+	err := db.write(ctx, payloadSize(msgs), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, db.stmts.createSession).ExecContext(ctx,
+			s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(updated), len(msgs))
+		if err != nil {
+			return err
+		}
+		_, err = db.insertMessages(ctx, tx, s.ID, 1, msgs, t)
+		return err
+	})
 	return wrap(fmt.Sprintf("create session %q", s.ID), err)
 }
 
@@ -53,7 +67,7 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 
 // DeleteSession implements store.SessionStore.
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
 		// The foreign key cascades too; deleting explicitly keeps the
 		// messages from outliving their session should enforcement ever be
 		// off for the connection.
@@ -82,8 +96,8 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store
 		return []store.Message{}, nil
 	}
 	t := now()
-	out := make([]store.Message, len(msgs))
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	var out []store.Message
+	err := db.write(ctx, payloadSize(msgs), func(ctx context.Context, tx *sql.Tx) error {
 		// Reserving the Seqs and checking that the session exists is one
 		// statement; the transaction makes the reservation and the inserts
 		// one unit, so Seqs stay gapless.
@@ -92,23 +106,44 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store
 		if err != nil {
 			return err
 		}
-		first := last - int64(len(msgs)) + 1
-		stmt := tx.StmtContext(ctx, db.stmts.insertMessage)
-		for i, m := range msgs {
-			m.SessionID = sessionID
-			m.Seq = first + int64(i)
-			m.CreatedAt = fromDB(toDB(orNow(m.CreatedAt, t)))
-			if _, err := stmt.ExecContext(ctx, m.SessionID, m.Seq, m.Role, jsonToDB(m.Content), toDB(m.CreatedAt)); err != nil {
-				return err
-			}
-			out[i] = m
-		}
-		return nil
+		out, err = db.insertMessages(ctx, tx, sessionID, last-int64(len(msgs))+1, msgs, t)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	return out, nil
+}
+
+// insertMessages inserts msgs into session sessionID with Seqs from first
+// on, whose reservation is the caller's business, and returns them as
+// stored. A zero CreatedAt means t.
+func (db *DB) insertMessages(ctx context.Context, tx *sql.Tx, sessionID string, first int64, msgs []store.Message, t time.Time) ([]store.Message, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Message, len(msgs))
+	stmt := tx.StmtContext(ctx, db.stmts.insertMessage)
+	for i, m := range msgs {
+		m.SessionID = sessionID
+		m.Seq = first + int64(i)
+		m.CreatedAt = fromDB(toDB(orNow(m.CreatedAt, t)))
+		if _, err := stmt.ExecContext(ctx, m.SessionID, m.Seq, m.Role, jsonToDB(m.Content), toDB(m.CreatedAt)); err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// payloadSize estimates the bytes msgs will take in the database, to
+// bound group-commit batches.
+func payloadSize(msgs []store.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)
+	}
+	return n
 }
 
 // Messages implements store.SessionStore.

@@ -20,6 +20,10 @@
 // single writer connection had no failures and equal or better throughput,
 // since database/sql hands the connection to waiters in turn.
 //
+// On that connection one goroutine runs every write transaction, and
+// coalesces the writes that queue up while it commits into one SQLite
+// transaction, each in its own savepoint (group commit; see commit.go).
+//
 // The schema is created and upgraded by the numbered SQL files embedded
 // from migrations/, each applied once, in order, in one transaction.
 package sqlite
@@ -68,6 +72,10 @@ type DB struct {
 	log   *slog.Logger
 	stmts statements
 
+	writes    chan *writeReq // to the committer
+	closing   chan struct{}  // closed by Close: the committer stops
+	committer sync.WaitGroup // the committer goroutine
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -114,7 +122,7 @@ func Open(ctx context.Context, path string, opts *Options) (*DB, error) {
 	base.Add("_pragma", "foreign_keys(1)")
 	base.Add("_pragma", "synchronous(NORMAL)")
 
-	db := &DB{log: log}
+	db := &DB{log: log, writes: make(chan *writeReq), closing: make(chan struct{})}
 	if err := db.openPools(ctx, abs, base); err != nil {
 		_ = db.Close() // the error that made Open fail says more
 		return nil, fmt.Errorf("open database %s: %w", abs, err)
@@ -140,6 +148,7 @@ func (db *DB) openPools(ctx context.Context, path string, base url.Values) error
 	if err := db.initWriter(ctx); err != nil {
 		return err
 	}
+	db.committer.Go(db.commitLoop)
 	if err := db.migrate(ctx); err != nil {
 		return err
 	}
@@ -255,11 +264,15 @@ func (db *DB) initWriter(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database. Readers go first so that the writer is the
-// last connection: SQLite then checkpoints the WAL into the main file and
-// removes it. Calls after the first return the first call's result.
+// Close closes the database. Writes already handed to the committer
+// finish first; later ones fail. Readers go before the writer so that the
+// writer is the last connection: SQLite then checkpoints the WAL into the
+// main file and removes it. Calls after the first return the first call's
+// result.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		close(db.closing)
+		db.committer.Wait()
 		var errs []error
 		if db.r != nil {
 			errs = append(errs, db.r.Close())
@@ -282,17 +295,15 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// write runs fn in a write transaction and commits it if fn succeeds.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
+// exec runs one statement as a write transaction; bytes is as for write.
+func (db *DB) exec(ctx context.Context, bytes int, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := db.write(ctx, bytes, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, query, args...)
 		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback() // fn's error says more than a failed rollback
-		return err
-	}
-	return tx.Commit()
+	})
+	return res, err
 }
 
 // read runs fn in a read transaction, so that all of fn's queries see one
@@ -390,20 +401,40 @@ func limitOffset(q string, args []any, limit, offset int) (string, []any) {
 // a single connection, preparing on every call would be pure parsing
 // overhead (SQLite spends more time there than executing these).
 type statements struct {
+	createSession *sql.Stmt
 	reserveSeqs   *sql.Stmt
 	insertMessage *sql.Stmt
+	createTask    *sql.Stmt
+	updateTask    *sql.Stmt
+	insertAudit   *sql.Stmt
+}
+
+// statementSQL is one of the statements and its SQL.
+type statementSQL struct {
+	stmt **sql.Stmt
+	sql  string
+}
+
+// all lists the statements with their SQL.
+func (s *statements) all() []statementSQL {
+	return []statementSQL{
+		{&s.createSession, "INSERT INTO sessions (" + sessionColumns + ", last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)"},
+		{&s.reserveSeqs, `UPDATE sessions SET last_seq = last_seq + ?, updated_at = MAX(updated_at, ?)
+			WHERE id = ? RETURNING last_seq`},
+		{&s.insertMessage, "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)"},
+		{&s.createTask, "INSERT INTO tasks (" + taskColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)"},
+		{&s.updateTask, `UPDATE tasks SET context_id = ?, agent = ?, state = ?, terminal = ?, owner = ?, data = ?,
+				version = version + 1, updated_at = ?
+			WHERE id = ? AND (? = 0 OR version = ?) RETURNING version`},
+		{&s.insertAudit, `INSERT INTO audit
+			(time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+	}
 }
 
 // prepare prepares every statement on w.
 func (s *statements) prepare(ctx context.Context, w *sql.DB) error {
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
-		{&s.reserveSeqs, `UPDATE sessions SET last_seq = last_seq + ?, updated_at = MAX(updated_at, ?)
-			WHERE id = ? RETURNING last_seq`},
-		{&s.insertMessage, "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)"},
-	} {
+	for _, p := range s.all() {
 		st, err := w.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return wrap("prepare statements", err)
@@ -416,9 +447,9 @@ func (s *statements) prepare(ctx context.Context, w *sql.DB) error {
 // close releases the prepared statements.
 func (s *statements) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.reserveSeqs, s.insertMessage} {
-		if st != nil {
-			errs = append(errs, st.Close())
+	for _, p := range s.all() {
+		if *p.stmt != nil {
+			errs = append(errs, (*p.stmt).Close())
 		}
 	}
 	return errors.Join(errs...)

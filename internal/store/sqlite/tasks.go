@@ -19,9 +19,12 @@ func (db *DB) CreateTask(ctx context.Context, t store.Task) (int64, error) {
 		return 0, errors.New("create task: empty id")
 	}
 	ts := now()
-	_, err := db.w.ExecContext(ctx, "INSERT INTO tasks ("+taskColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-		t.ID, t.ContextID, t.Agent, t.State, boolToDB(t.Terminal), t.Owner, jsonToDB(t.Data),
-		toDB(orNow(t.CreatedAt, ts)), toDB(orNow(t.UpdatedAt, ts)))
+	err := db.write(ctx, len(t.Data), func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, db.stmts.createTask).ExecContext(ctx,
+			t.ID, t.ContextID, t.Agent, t.State, boolToDB(t.Terminal), t.Owner, jsonToDB(t.Data),
+			toDB(orNow(t.CreatedAt, ts)), toDB(orNow(t.UpdatedAt, ts)))
+		return err
+	})
 	if err != nil {
 		return 0, wrap(fmt.Sprintf("create task %q", t.ID), err)
 	}
@@ -32,11 +35,10 @@ func (db *DB) CreateTask(ctx context.Context, t store.Task) (int64, error) {
 // a zero UpdatedAt means now.
 func (db *DB) UpdateTask(ctx context.Context, t store.Task, prevVersion int64) (int64, error) {
 	var version int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `UPDATE tasks SET context_id = ?, agent = ?, state = ?, terminal = ?, owner = ?, data = ?,
-				version = version + 1, updated_at = ?
-			WHERE id = ? AND (? = 0 OR version = ?) RETURNING version`,
-			t.ContextID, t.Agent, t.State, boolToDB(t.Terminal), t.Owner, jsonToDB(t.Data), toDB(orNow(t.UpdatedAt, now())),
+	updated := toDB(orNow(t.UpdatedAt, now()))
+	err := db.write(ctx, len(t.Data), func(ctx context.Context, tx *sql.Tx) error {
+		err := tx.StmtContext(ctx, db.stmts.updateTask).QueryRowContext(ctx,
+			t.ContextID, t.Agent, t.State, boolToDB(t.Terminal), t.Owner, jsonToDB(t.Data), updated,
 			t.ID, prevVersion, prevVersion).Scan(&version)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -111,7 +113,7 @@ func (db *DB) PruneTasks(ctx context.Context, keep int) (int, error) {
 		return 0, fmt.Errorf("prune tasks: negative keep %d", keep)
 	}
 	var deleted int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
 		var total int
 		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM tasks").Scan(&total); err != nil {
 			return err
@@ -158,7 +160,11 @@ func (db *DB) FailRunningTasks(ctx context.Context, update func(store.Task) (dat
 		changes[i] = change{t.ID, t.Version, data, state}
 	}
 	var n int64
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	size := 0
+	for _, c := range changes {
+		size += len(c.data)
+	}
+	err = db.write(ctx, size, func(ctx context.Context, tx *sql.Tx) error {
 		ts := toDB(now())
 		for _, c := range changes {
 			res, err := tx.ExecContext(ctx, `UPDATE tasks SET data = ?, state = ?, terminal = 1, version = version + 1, updated_at = ?

@@ -132,6 +132,46 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 			t.Errorf("deleting s1 changed s2: %d messages, want 1", len(other))
 		}
 	},
+	"CreateWithMessages": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		in := []store.Message{msg(t, "user", "m1"), msg(t, "assistant", "m2")}
+		in[1].SessionID, in[1].Seq, in[1].CreatedAt = "other", 99, at(0)
+		before := time.Now()
+		ok(t, st.CreateSession(ctx, store.Session{ID: "s1", Agent: "a", CreatedAt: at(0), UpdatedAt: at(0)}, in...), "CreateSession with messages")
+		after := time.Now()
+		got, err := st.Messages(ctx, "s1")
+		ok(t, err, "Messages")
+		if len(got) != len(in) {
+			t.Fatalf("Messages returned %d messages, want %d", len(got), len(in))
+		}
+		for i, m := range got {
+			if m.SessionID != "s1" || m.Seq != int64(i+1) || m.Role != in[i].Role {
+				t.Errorf("Messages[%d] = {SessionID:%q Seq:%d Role:%q}, want {s1 %d %q}", i, m.SessionID, m.Seq, m.Role, i+1, in[i].Role)
+			}
+			checkJSON(t, fmt.Sprintf("Messages[%d].Content", i), m.Content, in[i].Content)
+		}
+		checkRecent(t, "default CreatedAt", got[0].CreatedAt, before, after)
+		checkTime(t, "explicit CreatedAt", got[1].CreatedAt, at(0))
+		// As AppendMessages would: UpdatedAt moves to now, CreatedAt stays.
+		sess, err := st.GetSession(ctx, "s1")
+		ok(t, err, "GetSession")
+		checkTime(t, "CreatedAt", sess.CreatedAt, at(0))
+		checkRecent(t, "UpdatedAt", sess.UpdatedAt, before, after)
+		more, err := st.AppendMessages(ctx, "s1", []store.Message{msg(t, "user", "m3")})
+		ok(t, err, "AppendMessages after CreateSession with messages")
+		if more[0].Seq != 3 {
+			t.Errorf("Seq after two messages stored at creation = %d, want 3", more[0].Seq)
+		}
+
+		// A rejected creation stores none of its messages.
+		isErr(t, st.CreateSession(ctx, store.Session{ID: "s1", Agent: "b"}, msg(t, "user", "intruder")), store.ErrExists, "CreateSession with a taken ID")
+		all, err := st.Messages(ctx, "s1")
+		ok(t, err, "Messages")
+		if len(all) != 3 {
+			t.Errorf("a rejected CreateSession changed the messages: %d, want 3", len(all))
+		}
+	},
 	"AppendAssignsSeq": func(t *testing.T, s suite) {
 		st := s.store(t)
 		ctx := t.Context()

@@ -11,6 +11,8 @@
 //   - Put* on an existing record keeps its CreatedAt; UpdateTask keeps the
 //     task's CreatedAt; AppendMessages moves the session's UpdatedAt up to
 //     the current time.
+//   - CreateSession with messages stores them as AppendMessages would
+//     (Seqs from 1, UpdatedAt moved up to now), all or nothing.
 //   - Delete* of an absent record, and Messages or AppendMessages on an
 //     absent session, return store.ErrNotFound; AppendMessages with no
 //     messages is a no-op.

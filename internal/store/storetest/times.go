@@ -103,6 +103,9 @@ var contextTests = map[string]func(t *testing.T, s suite){
 			"CreateSession": func() error {
 				return st.CreateSession(dead, store.Session{ID: "x", Agent: "a"})
 			},
+			"CreateSessionWithMessages": func() error {
+				return st.CreateSession(dead, store.Session{ID: "y", Agent: "a"}, msg(t, "user", "x"))
+			},
 			"GetSession":    func() error { _, err := st.GetSession(dead, "s"); return err },
 			"ListSessions":  func() error { _, err := st.ListSessions(dead, store.SessionFilter{}); return err },
 			"DeleteSession": func() error { return st.DeleteSession(dead, "s") },
@@ -139,8 +142,10 @@ var contextTests = map[string]func(t *testing.T, s suite){
 		if _, err := st.GetAgent(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("canceled PutAgent stored an agent (GetAgent: %v)", err)
 		}
-		if _, err := st.GetSession(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("canceled CreateSession stored a session (GetSession: %v)", err)
+		for _, id := range []string{"x", "y"} {
+			if _, err := st.GetSession(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("canceled CreateSession stored session %s (GetSession: %v)", id, err)
+			}
 		}
 		msgs, err := st.Messages(ctx, "s")
 		ok(t, err, "Messages")
