@@ -339,6 +339,15 @@ func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.M
 	if s.Agent != m.Name {
 		return s, nil, fmt.Errorf("%w: session %s belongs to %q, not %q", ErrWrongAgent, s.ID, s.Agent, m.Name)
 	}
+	if fix, ok := unanswered(history); ok {
+		// The process died while tools ran: answer the dangling calls so
+		// the history is valid again (vendors reject a tool call without
+		// its result) and say truthfully what happened.
+		if err := k.persist(ctx, s.ID, fix); err != nil {
+			return s, nil, err
+		}
+		history = append(history, fix)
+	}
 	if err := k.persist(ctx, s.ID, input); err != nil {
 		return s, nil, err
 	}
@@ -404,6 +413,27 @@ func (k *Kernel) release(id string) {
 	k.mu.Lock()
 	delete(k.busy, id)
 	k.mu.Unlock()
+}
+
+// unanswered returns the tool message that answers the tool calls of a
+// history's last message, when that message is an assistant's tool calls
+// with no results after them: what a crash during tool execution leaves.
+func unanswered(history []llm.Message) (llm.Message, bool) {
+	if len(history) == 0 {
+		return llm.Message{}, false
+	}
+	last := history[len(history)-1]
+	if last.Role != llm.RoleAssistant || len(last.ToolCalls) == 0 {
+		return llm.Message{}, false
+	}
+	fix := llm.Message{Role: llm.RoleTool}
+	for _, c := range last.ToolCalls {
+		fix.ToolResults = append(fix.ToolResults, llm.ToolResult{
+			CallID: c.ID, Name: c.Name, IsError: true,
+			Content: "interrupted: agentd stopped before this call finished; its effects, if any, are unknown",
+		})
+	}
+	return fix, true
 }
 
 // tainted reports whether a stored history already holds untrusted data,

@@ -460,3 +460,30 @@ func TestAgentsDirectory(t *testing.T) {
 		t.Fatalf("get deleted: %v", err)
 	}
 }
+
+// TestResumeAfterCrashDuringTools: a process that died while tools ran
+// left an assistant tool call without results; the next turn answers it
+// as interrupted so the history the model gets is valid.
+func TestResumeAfterCrashDuringTools(t *testing.T) {
+	e := newEnv(t, llmtest.Always(llmtest.Reply{Text: "ok"}), []manifest.Manifest{assistant()})
+	ctx := context.Background()
+	if err := e.db.CreateSession(ctx, store.Session{ID: "s1", Agent: "assistant"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []llm.Message{user("do it"), {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{}`)}}} {
+		data, _ := json.Marshal(m)
+		if _, err := e.db.AppendMessages(ctx, "s1", []store.Message{{Role: string(m.Role), Content: data}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, e, agent.RunRequest{SessionID: "s1", Input: user("what happened?")})
+	msgs := e.model.Requests()[0].Messages
+	if len(msgs) != 4 || msgs[2].Role != llm.RoleTool || !strings.Contains(msgs[2].ToolResults[0].Content, "interrupted") ||
+		msgs[2].ToolResults[0].CallID != msgs[1].ToolCalls[0].ID {
+		t.Fatalf("history sent to the model: %+v", msgs)
+	}
+	_, stored, _ := e.k.Session(ctx, "s1")
+	if len(stored) != 5 {
+		t.Fatalf("%d stored messages, want 5 (the repair is persisted)", len(stored))
+	}
+}
