@@ -3,7 +3,10 @@
 // interface every vendor adapter (openai, anthropic, gemini) implements.
 //
 // It imports no vendor SDK; adapters live in subpackages so the agent loop
-// can be tested against any of them, or a fake, through one contract.
+// can be tested against any of them, or a fake, through one contract. What
+// every adapter must agree on lives here too: how malformed tool-call
+// arguments are carried (ToolArguments, ObjectArguments) and how a failed
+// call is reported (AuthError, StatusError).
 package llm
 
 import (
@@ -11,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Role says who wrote a message.
@@ -165,3 +169,29 @@ func (e *AuthError) Error() string {
 }
 
 func (e *AuthError) Unwrap() []error { return []error{ErrAuth, e.Err} }
+
+// StatusError is a failed model call other than an authentication failure,
+// wrapped with the provider's name. Status lets callers tell rate limiting
+// (429) or overload (5xx) from a bad request without parsing text.
+//
+// Adapters build Message themselves, free of API keys and URL credentials,
+// and never keep the vendor SDK's error, which holds the request and with
+// it the key; only a transport cause stays reachable through Err.
+type StatusError struct {
+	// Status is the HTTP status; 0 for transport errors and for error
+	// events inside an accepted stream.
+	Status int
+	// Message is the server's or transport's message, without secrets.
+	Message string
+	// Err is the transport cause, if any.
+	Err error
+}
+
+func (e *StatusError) Error() string {
+	if e.Status == 0 {
+		return e.Message
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+}
+
+func (e *StatusError) Unwrap() error { return e.Err }

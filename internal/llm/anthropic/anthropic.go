@@ -7,9 +7,10 @@
 // extended thinking. Requests carry max_tokens, which the API requires:
 // 4096 when llm.Request.MaxTokens is 0.
 //
-// Tool-call arguments: llm.ToolCall.Arguments is always valid JSON. The
-// input_json_delta fragments are joined and kept verbatim when they form
-// JSON ({} when there were none); otherwise Arguments is a JSON string
+// Tool-call arguments follow llm.ToolArguments and llm.ObjectArguments:
+// llm.ToolCall.Arguments is always valid JSON. The input_json_delta
+// fragments are joined and kept verbatim when they form JSON ({} when there
+// were none); otherwise Arguments is a JSON string
 // holding the raw text, so the agent loop sees a non-object and answers the
 // model "arguments are not valid JSON". A call whose Arguments is not a
 // JSON object is replayed with input {}, the only shape the API accepts.
@@ -28,15 +29,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/vendorhttp"
 )
 
 // name is the provider name in errors.
@@ -100,7 +100,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = vendorhttp.NewClient()
 	}
 	p := &Provider{key: opts.APIKey, envVar: opts.APIKeyEnv, logger: logger}
 	reqOpts := []option.RequestOption{
@@ -112,9 +112,9 @@ func New(opts Options) (*Provider, error) {
 		p.official = true
 		reqOpts = append(reqOpts, option.WithEnvironmentProduction())
 	} else {
-		u, err := url.Parse(opts.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("anthropic: base url %q: want an absolute http(s) url", redactURL(opts.BaseURL))
+		u, err := vendorhttp.ParseBaseURL(opts.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("anthropic: %w", err)
 		}
 		p.official = u.Host == "api.anthropic.com"
 		reqOpts = append(reqOpts, option.WithBaseURL(opts.BaseURL))
@@ -135,7 +135,7 @@ func (p *Provider) watchAttempts(req *http.Request, next option.MiddlewareNext) 
 	attempt := req.Header.Get("X-Stainless-Retry-Count")
 	switch {
 	case err != nil && req.Context().Err() == nil:
-		p.logger.Warn("anthropic request failed", "attempt", attempt, "err", p.describe(err))
+		p.logger.Warn("anthropic request failed", "attempt", attempt, "err", vendorhttp.Describe(err, p.key))
 	case err == nil && res.StatusCode >= 400:
 		ra := res.Header.Get("Retry-After")
 		p.logger.Warn("anthropic request failed", "attempt", attempt, "status", res.StatusCode, "retry_after", ra)
@@ -176,9 +176,9 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 }
 
 // apiError turns an SDK error into the adapter's: an *llm.AuthError for 401
-// and 403, otherwise an error naming the status and the server's message,
-// with the key redacted everywhere. Error events inside a stream arrive as
-// *sdk.Error too.
+// and 403, otherwise an *llm.StatusError naming the status and the
+// server's message, with the key redacted everywhere. Error events inside
+// a stream arrive as *sdk.Error too.
 func (p *Provider) apiError(err error) error {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -192,76 +192,15 @@ func (p *Provider) apiError(err error) error {
 		if json.Unmarshal([]byte(msg), &body) == nil && body.Error.Message != "" {
 			msg = body.Error.Type + ": " + body.Error.Message
 		}
-		e := &statusError{status: apiErr.StatusCode, msg: p.redact(msg)}
-		if e.status < 400 {
+		e := &llm.StatusError{Status: apiErr.StatusCode, Message: vendorhttp.Redact(msg, p.key)}
+		if e.Status < 400 {
 			// An error event in an accepted stream, e.g. overloaded_error.
-			e.status, e.msg = 0, "error event: "+e.msg
+			e.Status, e.Message = 0, "error event: "+e.Message
 		}
-		if e.status == http.StatusUnauthorized || e.status == http.StatusForbidden || body.Error.Type == "authentication_error" {
+		if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || body.Error.Type == "authentication_error" {
 			return &llm.AuthError{Provider: name, EnvVar: p.envVar, Err: e}
 		}
 		return fmt.Errorf("%s: generate: %w", name, e)
 	}
-	if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
-		return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: urlErr.Err})
-	}
-	return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: err})
-}
-
-// describe is err's message without the key or a URL's credentials.
-func (p *Provider) describe(err error) string {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		// url.Error's text includes the URL, which may embed credentials.
-		return p.redact(fmt.Sprintf("%s %s: %v", urlErr.Op, redactURL(urlErr.URL), urlErr.Err))
-	}
-	return p.redact(err.Error())
-}
-
-// redact removes the API key from s.
-func (p *Provider) redact(s string) string {
-	if len(p.key) >= 4 {
-		s = strings.ReplaceAll(s, p.key, "[redacted]")
-	}
-	return s
-}
-
-// statusError is a failed call, wrapped with the provider's name (or in an
-// *llm.AuthError). Its message is built here, never from the SDK's, and it
-// does not keep the SDK's API error, which holds the request and with it
-// the key; only transport causes stay reachable with errors.Is/As.
-type statusError struct {
-	status int // 0 for transport and stream errors
-	msg    string
-	err    error // transport cause, if any
-}
-
-func (e *statusError) Error() string {
-	if e.status == 0 {
-		return e.msg
-	}
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
-}
-
-func (e *statusError) Unwrap() error { return e.err }
-
-// defaultHTTPClient keeps more idle connections per host than Go's
-// default of 2, so concurrent agent runs reuse connections to the API.
-func defaultHTTPClient() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok { // wrapped, e.g. for tracing: keep the wrapper
-		return &http.Client{}
-	}
-	t = t.Clone()
-	t.MaxIdleConnsPerHost = 32
-	return &http.Client{Transport: t}
-}
-
-// redactURL hides credentials embedded in a URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable)"
-	}
-	return u.Redacted()
+	return fmt.Errorf("%s: generate: %w", name, vendorhttp.TransportError(err, p.key))
 }

@@ -93,7 +93,7 @@ func messages(msgs []llm.Message) []sdk.MessageParam {
 				blocks = append(blocks, sdk.NewTextBlock(text))
 			}
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, objectArguments(c.Arguments), c.Name))
+				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, llm.ObjectArguments(c.Arguments), c.Name))
 			}
 			add(sdk.MessageParamRoleAssistant, blocks)
 		case llm.RoleTool:
@@ -112,29 +112,4 @@ func messages(msgs []llm.Message) []sdk.MessageParam {
 		}
 	}
 	return out
-}
-
-// objectArguments returns args if it is a JSON object, else {}: arguments
-// the model got wrong were kept as a JSON string (see the package doc) and
-// the API only accepts an object as tool_use input.
-func objectArguments(args json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
-		return trimmed
-	}
-	return json.RawMessage("{}")
-}
-
-// toolArguments turns the input JSON the model streamed into valid JSON:
-// verbatim if it is JSON, {} if empty, else a JSON string of the raw text.
-func toolArguments(raw string) json.RawMessage {
-	trimmed := bytes.TrimSpace([]byte(raw))
-	if len(trimmed) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(trimmed) {
-		return json.RawMessage(trimmed)
-	}
-	b, _ := json.Marshal(raw) // a string always marshals
-	return b
 }

@@ -117,7 +117,7 @@ func (a *accumulator) response() (*llm.Response, error) {
 		if strings.TrimSpace(input) == "" && c.start != nil {
 			input = string(c.start)
 		}
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: toolArguments(input)})
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: llm.ToolArguments(input)})
 	}
 	return &llm.Response{Message: msg, Usage: a.usage, StopReason: stopReason(a.stop, len(msg.ToolCalls) > 0)}, nil
 }

@@ -44,7 +44,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +51,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/vendorhttp"
 )
 
 // name is the provider name in errors.
@@ -119,15 +119,14 @@ func New(opts Options) (*Provider, error) {
 	if base == "" {
 		base = defaultBaseURL
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("gemini: base url %q: want an absolute http(s) url", redactURL(base))
+	if _, err := vendorhttp.ParseBaseURL(base); err != nil {
+		return nil, fmt.Errorf("gemini: %w", err)
 	}
 	if !strings.HasSuffix(base, "/") {
 		base += "/"
 	}
 	p := &Provider{key: opts.APIKey, envVar: opts.APIKeyEnv, logger: logger}
-	hc := *defaultHTTPClient()
+	hc := *vendorhttp.NewClient()
 	if opts.HTTPClient != nil {
 		hc = *opts.HTTPClient
 	}
@@ -194,8 +193,8 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 
 // apiError turns an SDK error into the adapter's: an *llm.AuthError for 401
 // and 403 (and for the 400 the API answers an invalid key with), otherwise
-// an error naming the status and the server's message, with the key
-// redacted everywhere.
+// an *llm.StatusError naming the status and the server's message, with the
+// key redacted everywhere.
 func (p *Provider) apiError(err error) error {
 	var apiErr genai.APIError
 	if errors.As(err, &apiErr) {
@@ -203,26 +202,13 @@ func (p *Provider) apiError(err error) error {
 		if apiErr.Status != "" {
 			msg = apiErr.Status + ": " + msg
 		}
-		e := &statusError{status: apiErr.Code, msg: p.redact(msg)}
-		if e.status == http.StatusUnauthorized || e.status == http.StatusForbidden || invalidKey(apiErr) {
+		e := &llm.StatusError{Status: apiErr.Code, Message: vendorhttp.Redact(msg, p.key)}
+		if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden || invalidKey(apiErr) {
 			return &llm.AuthError{Provider: name, EnvVar: p.envVar, Err: e}
 		}
 		return fmt.Errorf("%s: generate: %w", name, e)
 	}
-	if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
-		return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: urlErr.Err})
-	}
-	return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: err})
-}
-
-// describe is err's message without the key or a URL's credentials.
-func (p *Provider) describe(err error) string {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		// url.Error's text includes the URL, which may embed credentials.
-		return p.redact(fmt.Sprintf("%s %s: %v", urlErr.Op, redactURL(urlErr.URL), urlErr.Err))
-	}
-	return p.redact(err.Error())
+	return fmt.Errorf("%s: generate: %w", name, vendorhttp.TransportError(err, p.key))
 }
 
 // invalidKey recognises the 400 INVALID_ARGUMENT the Gemini API returns for
@@ -237,54 +223,6 @@ func invalidKey(e genai.APIError) bool {
 		}
 	}
 	return strings.Contains(e.Message, "API key not valid")
-}
-
-// redact removes the API key from s.
-func (p *Provider) redact(s string) string {
-	if len(p.key) >= 4 {
-		s = strings.ReplaceAll(s, p.key, "[redacted]")
-	}
-	return s
-}
-
-// statusError is a failed call, wrapped with the provider's name (or in an
-// *llm.AuthError). Its message is built here, never from the SDK's, and it
-// does not keep the SDK's API error, which holds the request and with it
-// the key; only transport causes stay reachable with errors.Is/As.
-type statusError struct {
-	status int // 0 for transport and stream errors
-	msg    string
-	err    error
-}
-
-func (e *statusError) Error() string {
-	if e.status == 0 {
-		return e.msg
-	}
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
-}
-
-func (e *statusError) Unwrap() error { return e.err }
-
-// defaultHTTPClient keeps more idle connections per host than Go's
-// default of 2, so concurrent agent runs reuse connections to the API.
-func defaultHTTPClient() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok { // wrapped, e.g. for tracing: keep the wrapper
-		return &http.Client{}
-	}
-	t = t.Clone()
-	t.MaxIdleConnsPerHost = 32
-	return &http.Client{Transport: t}
-}
-
-// redactURL hides credentials embedded in a URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable)"
-	}
-	return u.Redacted()
 }
 
 // signatureCache remembers the thought signatures of recent function calls

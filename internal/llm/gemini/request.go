@@ -106,15 +106,11 @@ func (p *Provider) contents(msgs []llm.Message) []*genai.Content {
 }
 
 // objectArguments decodes args if it is a JSON object, else returns an
-// empty map: arguments the model got wrong were kept as a JSON string (see
-// the package doc) and Gemini only takes an object.
+// empty map (see llm.ObjectArguments): arguments the model got wrong were
+// kept as a JSON string and Gemini only takes an object.
 func objectArguments(args json.RawMessage) map[string]any {
 	out := map[string]any{}
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return out
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec := json.NewDecoder(bytes.NewReader(llm.ObjectArguments(args)))
 	dec.UseNumber() // keep big integers exact
 	if err := dec.Decode(&out); err != nil {
 		return map[string]any{}

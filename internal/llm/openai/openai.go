@@ -10,9 +10,10 @@
 // to api.openai.com (its reasoning models refuse max_tokens) and as
 // max_tokens elsewhere (older compatible servers know nothing else).
 //
-// Tool-call arguments: llm.ToolCall.Arguments is always valid JSON. When the
-// model produced valid JSON it is kept verbatim (an empty string becomes
-// {}); when it did not, Arguments is a JSON string holding the raw text, so
+// Tool-call arguments follow llm.ToolArguments and llm.ObjectArguments:
+// llm.ToolCall.Arguments is always valid JSON. When the model produced
+// valid JSON it is kept verbatim (an empty string becomes {}); when it did
+// not, Arguments is a JSON string holding the raw text, so
 // the agent loop sees a non-object, answers the model "arguments are not
 // valid JSON", and the message can still be stored. A call whose Arguments
 // is not a JSON object is sent back to the API with arguments "{}", because
@@ -30,13 +31,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/vendorhttp"
 )
 
 // name is the provider name in errors.
@@ -98,7 +98,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = vendorhttp.NewClient()
 	}
 	p := &Provider{key: opts.APIKey, envVar: opts.APIKeyEnv, logger: logger}
 	reqOpts := []option.RequestOption{
@@ -110,9 +110,9 @@ func New(opts Options) (*Provider, error) {
 		p.official = true
 		reqOpts = append(reqOpts, option.WithEnvironmentProduction())
 	} else {
-		u, err := url.Parse(opts.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("openai: base url %q: want an absolute http(s) url", redactURL(opts.BaseURL))
+		u, err := vendorhttp.ParseBaseURL(opts.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("openai: %w", err)
 		}
 		p.official = u.Host == "api.openai.com"
 		reqOpts = append(reqOpts, option.WithBaseURL(opts.BaseURL))
@@ -131,7 +131,7 @@ func (p *Provider) logAttempts(req *http.Request, next option.MiddlewareNext) (*
 	attempt := req.Header.Get("X-Stainless-Retry-Count")
 	switch {
 	case err != nil && req.Context().Err() == nil:
-		p.logger.Warn("openai request failed", "attempt", attempt, "err", p.describe(err))
+		p.logger.Warn("openai request failed", "attempt", attempt, "err", vendorhttp.Describe(err, p.key))
 	case err == nil && res.StatusCode >= 400:
 		p.logger.Warn("openai request failed", "attempt", attempt, "status", res.StatusCode, "retry_after", res.Header.Get("Retry-After"))
 	}
@@ -167,8 +167,8 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 }
 
 // apiError turns an SDK error into the adapter's: an *llm.AuthError for 401
-// and 403, otherwise an error naming the status and the server's message,
-// with the key redacted everywhere.
+// and 403, otherwise an *llm.StatusError naming the status and the
+// server's message, with the key redacted everywhere.
 func (p *Provider) apiError(err error) error {
 	var apiErr *oai.Error
 	if errors.As(err, &apiErr) {
@@ -176,72 +176,11 @@ func (p *Provider) apiError(err error) error {
 		if msg == "" {
 			msg = apiErr.RawJSON()
 		}
-		e := &statusError{status: apiErr.StatusCode, msg: p.redact(msg)}
-		if e.status == http.StatusUnauthorized || e.status == http.StatusForbidden {
+		e := &llm.StatusError{Status: apiErr.StatusCode, Message: vendorhttp.Redact(msg, p.key)}
+		if e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden {
 			return &llm.AuthError{Provider: name, EnvVar: p.envVar, Err: e}
 		}
 		return fmt.Errorf("%s: generate: %w", name, e)
 	}
-	if urlErr := (*url.Error)(nil); errors.As(err, &urlErr) {
-		return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: urlErr.Err})
-	}
-	return fmt.Errorf("%s: generate: %w", name, &statusError{msg: p.describe(err), err: err})
-}
-
-// describe is err's message without the key or a URL's credentials.
-func (p *Provider) describe(err error) string {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
-		// url.Error's text includes the URL, which may embed credentials.
-		return p.redact(fmt.Sprintf("%s %s: %v", urlErr.Op, redactURL(urlErr.URL), urlErr.Err))
-	}
-	return p.redact(err.Error())
-}
-
-// redact removes the API key from s.
-func (p *Provider) redact(s string) string {
-	if len(p.key) >= 4 {
-		s = strings.ReplaceAll(s, p.key, "[redacted]")
-	}
-	return s
-}
-
-// statusError is a failed call, wrapped with the provider's name (or in an
-// *llm.AuthError). Its message is built here, never from the SDK's, and it
-// does not keep the SDK's API error, which holds the request and with it
-// the key; only transport causes stay reachable with errors.Is/As.
-type statusError struct {
-	status int // 0 for transport and stream errors
-	msg    string
-	err    error // transport cause, if any
-}
-
-func (e *statusError) Error() string {
-	if e.status == 0 {
-		return e.msg
-	}
-	return fmt.Sprintf("%d %s: %s", e.status, http.StatusText(e.status), e.msg)
-}
-
-func (e *statusError) Unwrap() error { return e.err }
-
-// defaultHTTPClient keeps more idle connections per host than Go's
-// default of 2, so concurrent agent runs reuse connections to the API.
-func defaultHTTPClient() *http.Client {
-	t, ok := http.DefaultTransport.(*http.Transport)
-	if !ok { // wrapped, e.g. for tracing: keep the wrapper
-		return &http.Client{}
-	}
-	t = t.Clone()
-	t.MaxIdleConnsPerHost = 32
-	return &http.Client{Transport: t}
-}
-
-// redactURL hides credentials embedded in a URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparseable)"
-	}
-	return u.Redacted()
+	return fmt.Errorf("%s: generate: %w", name, vendorhttp.TransportError(err, p.key))
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	oai "github.com/openai/openai-go/v3"
 
@@ -294,37 +293,6 @@ func TestAccumulatorWithoutFinishIsAnError(t *testing.T) {
 	if _, err := acc.response(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("err = %v, want io.ErrUnexpectedEOF", err)
 	}
-}
-
-func FuzzToolArguments(f *testing.F) {
-	for _, s := range []string{"", "{}", `{"a":1}`, "{", " [1] ", `"x"`, "\xff"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		args := toolArguments(raw)
-		if !json.Valid(args) {
-			t.Fatalf("toolArguments(%q) = %q, not JSON", raw, args)
-		}
-		trimmed := strings.TrimSpace(raw)
-		switch {
-		case trimmed == "":
-			if string(args) != "{}" {
-				t.Fatalf("empty arguments became %s", args)
-			}
-		case json.Valid([]byte(trimmed)):
-			if string(args) != trimmed {
-				t.Fatalf("valid arguments %q changed to %s", raw, args)
-			}
-		default:
-			var s string
-			if err := json.Unmarshal(args, &s); err != nil || (utf8.ValidString(raw) && s != raw) {
-				t.Fatalf("invalid arguments %q kept as %s", raw, args)
-			}
-		}
-		if obj := objectArguments(args); !json.Valid(obj) || obj[0] != '{' {
-			t.Fatalf("objectArguments(%s) = %s", args, obj)
-		}
-	})
 }
 
 func FuzzAccumulatorFragments(f *testing.F) {

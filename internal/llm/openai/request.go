@@ -82,7 +82,7 @@ func messages(system string, msgs []llm.Message) []oai.ChatCompletionMessagePara
 						ID: c.ID,
 						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{
 							Name:      c.Name,
-							Arguments: string(objectArguments(c.Arguments)),
+							Arguments: string(llm.ObjectArguments(c.Arguments)),
 						},
 					},
 				})
@@ -125,30 +125,4 @@ func userMessage(m llm.Message) oai.ChatCompletionMessageParamUnion {
 		}
 	}
 	return oai.UserMessage(parts)
-}
-
-// objectArguments returns args if it is a JSON object, else {}: arguments
-// the model got wrong were kept as a JSON string (see the package doc) and
-// cannot be replayed as an object.
-func objectArguments(args json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(trimmed) {
-		return trimmed
-	}
-	return json.RawMessage("{}")
-}
-
-// toolArguments turns the arguments text the model streamed into valid
-// JSON: verbatim if it is JSON, {} if empty, else a JSON string of the raw
-// text.
-func toolArguments(raw string) json.RawMessage {
-	trimmed := bytes.TrimSpace([]byte(raw))
-	if len(trimmed) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(trimmed) {
-		return json.RawMessage(trimmed)
-	}
-	b, _ := json.Marshal(raw) // a string always marshals
-	return b
 }

@@ -118,7 +118,7 @@ func (a *accumulator) response() (*llm.Response, error) {
 		if id == "" {
 			id = newCallID()
 		}
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: c.name, Arguments: toolArguments(c.args.String())})
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: c.name, Arguments: llm.ToolArguments(c.args.String())})
 	}
 	return &llm.Response{Message: msg, Usage: a.usage, StopReason: stopReason(a.finish, a.refused, len(msg.ToolCalls) > 0)}, nil
 }
