@@ -13,6 +13,15 @@
 // idle deadline (timeout_secs) up to a hard cap. Upstream log messages go
 // to the daemon log tagged with the server name.
 //
+// A call made for an MCP client rather than an agent (a gateway's, see
+// Caller and WithCaller) also relays to that client what the server asks
+// of its own client while the call runs: its log messages, and its
+// sampling, elicitation and roots requests, whether sent as requests of
+// its own (initialize-era links) or as input requests in the call's result
+// (SEP-2322, 2026-07-28 links). Every link therefore offers sampling and
+// elicitation; a request no caller can answer (an agent's call) is refused
+// with a JSON-RPC error saying so.
+//
 // Everything an upstream returns is untrusted: every tool has Origin mcp
 // and Untrusted set. Stdio servers run in a process group of their own,
 // with an environment cleared to PATH, HOME, TMPDIR and the names the

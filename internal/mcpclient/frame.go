@@ -24,6 +24,10 @@ type frameEvents struct {
 	// oversize reports a dropped message: its size and whether it was
 	// turned into an error response (otherwise dropped or fatal).
 	oversize func(size int64, kind oversizeKind, replaced bool)
+	// logMessage is a notifications/message about to reach the SDK. It is
+	// called on the reader's goroutine, so before anything read after the
+	// message (the result of the call it is about) reaches the SDK.
+	logMessage func()
 }
 
 // bufSize is the read buffer of frame readers; messages up to this size
@@ -134,6 +138,48 @@ func (l *lineReader) next() {
 		return
 	}
 	l.pending = line
+	if l.ev.logMessage != nil && isLogMessage(line) {
+		l.ev.logMessage()
+	}
+}
+
+// isLogMessage reports whether msg is one notifications/message. The
+// substring test keeps the common case to one scan.
+func isLogMessage(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"notifications/message"`)) {
+		return false
+	}
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == "notifications/message" && m.ID == nil
+}
+
+// sseEventData returns the data of an event: its data fields joined by
+// newlines.
+func sseEventData(ev []byte) []byte {
+	var data []byte
+	n := 0
+	for len(ev) > 0 {
+		line := ev
+		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
+			line, ev = ev[:i], ev[i+1:]
+		} else {
+			ev = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		rest, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		if n > 0 {
+			data = append(data, '\n')
+		}
+		n++
+		data = append(data, bytes.TrimPrefix(rest, []byte(" "))...)
+	}
+	return data
 }
 
 // errBadLine breaks a stdio session whose server wrote a line that looks
@@ -219,6 +265,9 @@ func (s *sseReader) next() {
 	}
 	if !discarding {
 		s.pending = s.event
+		if s.ev.logMessage != nil && bytes.Contains(s.event, []byte(`"notifications/message"`)) && isLogMessage(sseEventData(s.event)) {
+			s.ev.logMessage()
+		}
 		return
 	}
 	if idLine == nil {

@@ -53,15 +53,36 @@ func (s *server) record(ctx context.Context, res *mcp.CallToolResult, callErr, e
 		rec.Err = err
 		return
 	}
+	rec.RPCError = s.rpcError(callErr)
+}
+
+// rpcError is the JSON-RPC error err carries, as the server sent it but
+// with secrets redacted; nil when it carries none.
+func (s *server) rpcError(err error) *jsonrpc.Error {
 	var rpcErr *jsonrpc.Error
-	if callErr != nil && errors.As(callErr, &rpcErr) {
-		rec.RPCError = &jsonrpc.Error{Code: rpcErr.Code, Message: s.redact(rpcErr.Message)}
-		if len(rpcErr.Data) > 0 && json.Valid(rpcErr.Data) {
-			// Data is kept only when redaction leaves it unchanged: a
-			// half-redacted JSON value could be invalid.
-			if d := s.redact(string(rpcErr.Data)); d == string(rpcErr.Data) {
-				rec.RPCError.Data = rpcErr.Data
-			}
+	if err == nil || !errors.As(err, &rpcErr) {
+		return nil
+	}
+	out := &jsonrpc.Error{Code: rpcErr.Code, Message: s.redact(rpcErr.Message)}
+	if len(rpcErr.Data) > 0 && json.Valid(rpcErr.Data) {
+		// Data is kept only when redaction leaves it unchanged: a
+		// half-redacted JSON value could be invalid.
+		if d := s.redact(string(rpcErr.Data)); d == string(rpcErr.Data) {
+			out.Data = rpcErr.Data
 		}
 	}
+	return out
+}
+
+// UpstreamError returns the JSON-RPC error a request on server's session
+// (Session) failed with, as the server sent it (code, message, data) with
+// secrets redacted, for gateways that pass it on; false when err is no
+// error of the server's (the link failed, the context ended).
+func (m *Manager) UpstreamError(server string, err error) (*jsonrpc.Error, bool) {
+	s := m.server(server)
+	if s == nil || err == nil || fromTransport(err) {
+		return nil, false
+	}
+	e := s.rpcError(err)
+	return e, e != nil
 }

@@ -369,13 +369,21 @@ func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
 		s.mu.Unlock()
 	}()
 	opts := &mcp.ClientOptions{
-		Logger:       s.log,
-		Capabilities: &mcp.ClientCapabilities{}, // no roots, sampling or elicitation to offer
+		Logger: s.log,
+		// Sampling and elicitation are offered for the callers of gateway
+		// calls (see Caller); no roots.
+		Capabilities:                  linkCapabilities(),
+		CreateMessageWithToolsHandler: s.createMessage,
+		// Input requests (SEP-2322) are answered per call, by its caller
+		// (inputRounds), not by the link.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			s.requestRefresh()
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			defer sess.logs.done()
 			s.upstreamLog(ctx, req.Params)
+			s.callerLog(req.Session, req.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			s.progress(req.Params)
@@ -385,6 +393,7 @@ func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
 		opts.KeepAlive = s.m.opts.KeepAlive
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, opts)
+	client.AddReceivingMiddleware(s.relayElicitation)
 	cs, err := client.Connect(cctx, &captureTransport{inner: transport, sess: sess}, nil)
 	if err != nil {
 		err = s.connectError(sess, err)
@@ -443,6 +452,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 		oversize: func(size int64, kind oversizeKind, replaced bool) {
 			s.log.Warn("mcp message over the size cap dropped", "bytes_at_least", size, "limit", max, "failed_call", replaced, "notification", kind == kindRequest)
 		},
+		logMessage: sess.logs.saw,
 	}
 	switch s.cfg.Transport.Type {
 	case TransportStdio:
@@ -655,13 +665,6 @@ func (s *server) upstreamLog(ctx context.Context, p *mcp.LoggingMessageParams) {
 	s.log.Log(ctx, level, "mcp server log", "upstream_level", string(p.Level), "logger", p.Logger, "data", truncate(text, 2000))
 }
 
-// inflight is a call that may receive progress.
-type inflight struct {
-	progress func(message string, progress, total float64)
-	idle     *time.Timer
-	d        time.Duration
-}
-
 // progress routes a progress notification to its call, extending the
 // call's idle deadline.
 func (s *server) progress(p *mcp.ProgressNotificationParams) {
@@ -673,7 +676,7 @@ func (s *server) progress(p *mcp.ProgressNotificationParams) {
 		return
 	}
 	in := v.(*inflight)
-	in.idle.Reset(in.d)
+	in.touch()
 	if in.progress != nil {
 		in.progress(p.Message, p.Progress, p.Total)
 	}

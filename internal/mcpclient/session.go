@@ -34,6 +34,70 @@ type session struct {
 	closeOnce sync.Once
 	started   time.Time
 	watchers  sync.WaitGroup
+
+	logs logGate
+}
+
+// logGate lets a call wait for the log messages read before its result to
+// be handled: the SDK hands notifications to handlers on a goroutine of
+// their own, while it hands a result to its call at once, so without the
+// wait a call's last log messages could reach its caller after the call's
+// result, or find the call gone.
+type logGate struct {
+	read atomic.Uint64 // log messages the frame readers passed on
+
+	mu      sync.Mutex
+	handled uint64
+	wake    chan struct{} // closed and replaced when handled grows
+}
+
+// saw counts a log message read (frameEvents.logMessage).
+func (g *logGate) saw() { g.read.Add(1) }
+
+// done counts a log message handled.
+func (g *logGate) done() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.handled++
+	if g.wake != nil {
+		close(g.wake)
+		g.wake = nil
+	}
+}
+
+// wait waits until every log message read so far has been handled, for
+// at most limit: a message the SDK drops undelivered (malformed params) is
+// then counted as handled, so later calls do not wait for it again.
+func (g *logGate) wait(ctx context.Context, limit time.Duration) {
+	n := g.read.Load()
+	var timeout <-chan time.Time
+	for {
+		g.mu.Lock()
+		if g.handled >= n {
+			g.mu.Unlock()
+			return
+		}
+		if g.wake == nil {
+			g.wake = make(chan struct{})
+		}
+		wake := g.wake
+		g.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(limit)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return
+		case <-timeout:
+			g.mu.Lock()
+			g.handled = max(g.handled, n)
+			g.mu.Unlock()
+			return
+		}
+	}
 }
 
 func newSession() *session {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -177,6 +178,7 @@ func newTestServer(mode string, out *stdoutWriter) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "structured", Description: "returns structured content"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return nil, map[string]any{"city": "Oslo", "temp": 3}, nil
 	})
+	addCallerTools(srv)
 	if mode == "collide" {
 		for _, n := range []string{"a_b", "a-b", "A_B"} {
 			mcp.AddTool(srv, &mcp.Tool{Name: n, Description: "collides"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -333,4 +335,63 @@ func httpHandler(srv *mcp.Server, kind string) http.Handler {
 		return mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	}
 	return mcp.NewStreamableHTTPHandler(get, nil)
+}
+
+// addCallerTools adds the tools that ask their client for something while
+// they run: ask (elicitation/create) and sample (sampling/createMessage)
+// as requests of the server's own, which only initialize-era links carry;
+// ask_input as input requests (SEP-2322) for whatever the call's
+// capabilities allow, answered as "name=..., greeting=..., roots=N".
+func addCallerTools(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "asks the user for a name"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?", RequestedSchema: nameSchema()})
+		if err != nil {
+			return nil, nil, err
+		}
+		return text(fmt.Sprintf("%s %v", res.Action, res.Content["name"])), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "sample", Description: "asks the client's model"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return text("model said " + res.Content.(*mcp.TextContent).Text), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask_input", Description: "asks for input in its result"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if ans := req.Params.InputResponses; len(ans) > 0 {
+			if req.Params.RequestState != "state-1" {
+				return nil, nil, fmt.Errorf("request state %q, want state-1", req.Params.RequestState)
+			}
+			var parts []string
+			if e, ok := ans["name"].(*mcp.ElicitResult); ok {
+				parts = append(parts, fmt.Sprintf("name=%v", e.Content["name"]))
+			}
+			if m, ok := ans["greeting"].(*mcp.CreateMessageWithToolsResult); ok && len(m.Content) == 1 {
+				parts = append(parts, "greeting="+m.Content[0].(*mcp.TextContent).Text)
+			}
+			if r, ok := ans["roots"].(*mcp.ListRootsResult); ok {
+				parts = append(parts, fmt.Sprintf("roots=%d", len(r.Roots)))
+			}
+			return text(strings.Join(parts, ", ")), nil, nil
+		}
+		caps := req.ClientCapabilities()
+		reqs := mcp.InputRequestMap{}
+		if caps != nil && caps.Elicitation != nil {
+			reqs["name"] = &mcp.ElicitParams{Message: "Your name?", RequestedSchema: nameSchema()}
+		}
+		if caps != nil && caps.Sampling != nil {
+			reqs["greeting"] = &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "greet"}}}}
+		}
+		if caps != nil && caps.RootsV2 != nil {
+			reqs["roots"] = &mcp.ListRootsParams{}
+		}
+		if len(reqs) == 0 {
+			return text("no input asked"), nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: reqs, RequestState: "state-1"}, nil, nil
+	})
+}
+
+func nameSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}, Required: []string{"name"}}
 }

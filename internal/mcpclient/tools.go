@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ func UpstreamName(t tool.Tool) (server, name string, ok bool) {
 	}
 	return "", "", false
 }
+
+// logGrace bounds how long a call's result waits for the log messages
+// read before it to be handed to its caller.
+const logGrace = time.Second
 
 // Cancellation causes of a call.
 var (
@@ -78,7 +83,9 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if c != nil {
 		progress = c.Progress
 	}
-	s.calls.Store(token, &inflight{progress: progress, idle: idle, d: s.idle})
+	caller := callerOf(ctx)
+	in := &inflight{progress: progress, idle: idle, d: s.idle, cs: sess.cs, caller: caller, ctx: cctx}
+	s.calls.Store(token, in)
 	defer s.calls.Delete(token)
 
 	params := &mcp.CallToolParams{Name: t.upstream, Arguments: args}
@@ -87,6 +94,14 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		// 2026-07-28 has no logging/setLevel: the level travels with
 		// each request, and log messages with its response stream.
 		params.Meta[mcp.MetaKeyLogLevel] = "info"
+		// So do the client's capabilities: the caller's, or none for an
+		// agent, whatever the link offered when it connected.
+		var caps *mcp.ClientCapabilities
+		if caller != nil {
+			caps = caller.Capabilities
+			params.InputResponses, params.RequestState = caller.InputResponses, caller.RequestState
+		}
+		params.Meta[mcp.MetaKeyClientCapabilities] = CapabilitiesMeta(caps)
 	}
 
 	returned := make(chan struct{})
@@ -103,6 +118,17 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	defer stopWatch()
 
 	res, err := sess.cs.CallTool(cctx, params)
+	if err == nil {
+		res, err = s.inputRounds(cctx, sess, in, params, res)
+	}
+	if caller != nil && caller.Log != nil {
+		// The caller gets the log messages sent before the result first.
+		sess.logs.wait(cctx, logGrace)
+	}
+	if isInputError(err) {
+		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s.redact(err.Error())}}, IsError: true}
+		err = nil
+	}
 	if err != nil {
 		out, cerr := s.callResult(ctx, cctx, sess, t.upstream, err)
 		s.record(ctx, nil, err, cerr)
@@ -143,23 +169,18 @@ func (s *server) callResult(ctx, cctx context.Context, sess *session, name strin
 
 // The go-sdk reports failures of its own transport layer as JSON-RPC
 // errors with these codes (jsonrpc2.ErrClientClosing, ErrServerClosing,
-// ErrRejected; matched by code): they never come from the server.
-var transportCodes = []error{
-	&jsonrpc.Error{Code: -32003},
-	&jsonrpc.Error{Code: -32004},
-	&jsonrpc.Error{Code: -32005},
-}
+// ErrRejected): they never come from the server.
+var transportCodes = []int64{-32003, -32004, -32005}
 
 // fromTransport reports whether err is the SDK's transport failing (an
 // HTTP error status, a connection refused, a closing connection) rather
-// than an error response of the server.
+// than an error response of the server. The SDK wraps a server's error
+// that came in an HTTP error status (2026-07-28 servers answer some that
+// way) together with ErrRejected, the server's first: so the first
+// JSON-RPC error of the chain decides.
 func fromTransport(err error) bool {
-	for _, t := range transportCodes {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && slices.Contains(transportCodes, rpcErr.Code)
 }
 
 // objectArgs checks that args is a JSON object (or empty, meaning {}).
@@ -297,6 +318,16 @@ func withSession[T any](ctx context.Context, s *server, f func(context.Context, 
 	return zero, fmt.Errorf("mcp server %q: %w: %s", s.name, tool.ErrDisconnected, s.redact(err.Error()))
 }
 
+// agentMeta is the _meta of an agent's request on cs: on a 2026-07-28
+// link it declares no client capabilities, since an agent can answer no
+// input request (the link itself offers some, for gateway callers).
+func agentMeta(cs *mcp.ClientSession) mcp.Meta {
+	if res := cs.InitializeResult(); res == nil || res.ProtocolVersion < "2026-07-28" {
+		return nil
+	}
+	return mcp.Meta{mcp.MetaKeyClientCapabilities: CapabilitiesMeta(nil)}
+}
+
 // errorResult reports a failure the model can act on.
 func errorResult(err error) (tool.Result, error) {
 	return tool.Result{Content: err.Error(), IsError: true}, nil
@@ -404,13 +435,16 @@ func readResource(ctx context.Context, m *Manager, raw json.RawMessage) (tool.Re
 		return errorResult(err)
 	}
 	res, err := withSession(ctx, servers[0], func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: a.URI})
+		return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: agentMeta(cs), URI: a.URI})
 	})
 	if err != nil {
 		if errors.Is(err, tool.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrResultTooLarge) {
 			return tool.Result{}, err
 		}
 		return errorResult(err)
+	}
+	if res.NeedsInput() {
+		return errorResult(fmt.Errorf("mcp server %q asks for input (elicitation, sampling or roots) to read %s, which an agent cannot give", a.Server, a.URI))
 	}
 	parts := make([]string, 0, len(res.Contents))
 	for _, c := range res.Contents {
@@ -489,13 +523,16 @@ func getPrompt(ctx context.Context, m *Manager, raw json.RawMessage) (tool.Resul
 		return errorResult(err)
 	}
 	res, err := withSession(ctx, servers[0], func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: a.Name, Arguments: a.Arguments})
+		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: agentMeta(cs), Name: a.Name, Arguments: a.Arguments})
 	})
 	if err != nil {
 		if errors.Is(err, tool.ErrDisconnected) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrResultTooLarge) {
 			return tool.Result{}, err
 		}
 		return errorResult(err)
+	}
+	if res.NeedsInput() {
+		return errorResult(fmt.Errorf("mcp server %q asks for input (elicitation, sampling or roots) to fill in prompt %q, which an agent cannot give", a.Server, a.Name))
 	}
 	var b strings.Builder
 	if res.Description != "" {

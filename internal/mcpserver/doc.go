@@ -8,6 +8,10 @@
 // agent.Kernel.Run whose events become progress notifications, and every
 // other tool call goes through the tool runner's pipeline (tool.Scope.Call),
 // so policy, approval, timeouts and audit apply whichever edge asked.
+// Tool sets (ToolSet) are the exception: tools that speak MCP themselves,
+// such as the A2A agents the A2A edge's bridge serves, whose tasks need
+// progress, cancellation, elicitation and resource content that a flat
+// tool result cannot carry.
 //
 // One URL serves both eras of the protocol: requests of 2026-07-28 (no
 // initialize, per-request _meta) go to a stateless SDK handler, while

@@ -43,15 +43,34 @@ func (s *Server) newGateway(name string) *endpoint {
 		so.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	e := s.newEndpoint(name, so)
+	e.srv.AddReceivingMiddleware(relayToCaller)
 	if s.opts.Upstreams != nil {
 		e.srv.AddReceivingMiddleware(s.forward(name))
 	}
 	return e
 }
 
+// upstreamErrors is implemented by an Upstreams that can hand out the
+// upstream's own JSON-RPC error of a failed request (the MCP client
+// manager does), so a gateway passes on its code, message and data.
+type upstreamErrors interface {
+	UpstreamError(server string, err error) (*jsonrpc.Error, bool)
+}
+
+// upstreamError is what a forwarded request that failed with err answers.
+func (s *Server) upstreamError(server string, err error) error {
+	if u, ok := s.opts.Upstreams.(upstreamErrors); ok {
+		if e, ok := u.UpstreamError(server, err); ok {
+			return e
+		}
+	}
+	return err
+}
+
 // forward answers the non-tool features from the upstream session. Request
-// metadata is not forwarded: the downstream's protocol version and
-// capabilities are not the gateway's.
+// metadata is not forwarded: the downstream's protocol version is not the
+// gateway's; only its capabilities are, where the upstream may ask for
+// input (see caller.go).
 func (s *Server) forward(server string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -62,63 +81,94 @@ func (s *Server) forward(server string) mcp.Middleware {
 			default:
 				return next(ctx, method, req)
 			}
-			cs, ok := s.opts.Upstreams.Session(server)
-			if !ok {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the upstream server %q is not connected", server)}
+			res, err := s.forwardOne(ctx, server, req, func() (mcp.Result, error) { return next(ctx, method, req) })
+			if err != nil {
+				return nil, s.upstreamError(server, err)
 			}
-			// Params may be typed nil pointers when the request had none.
-			switch p := req.GetParams().(type) {
-			case *mcp.ListResourcesParams:
-				q := mcp.ListResourcesParams{}
-				if p != nil {
-					q.Cursor = p.Cursor
-				}
-				return cs.ListResources(ctx, &q)
-			case *mcp.ListResourceTemplatesParams:
-				q := mcp.ListResourceTemplatesParams{}
-				if p != nil {
-					q.Cursor = p.Cursor
-				}
-				return cs.ListResourceTemplates(ctx, &q)
-			case *mcp.ListPromptsParams:
-				q := mcp.ListPromptsParams{}
-				if p != nil {
-					q.Cursor = p.Cursor
-				}
-				return cs.ListPrompts(ctx, &q)
-			case *mcp.ReadResourceParams:
-				if p == nil {
-					break
-				}
-				return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: p.URI})
-			case *mcp.GetPromptParams:
-				if p == nil {
-					break
-				}
-				return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: p.Arguments})
-			case *mcp.CompleteParams:
-				if p == nil {
-					break
-				}
-				q := *p
-				q.Meta = nil
-				return cs.Complete(ctx, &q)
-			case *mcp.SubscribeParams:
-				if p == nil {
-					break
-				}
-				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: p.URI}); err != nil {
-					return nil, err
-				}
-			case *mcp.UnsubscribeParams:
-				if p == nil {
-					break
-				}
-				if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: p.URI}); err != nil {
-					return nil, err
-				}
-			}
-			return next(ctx, method, req)
+			return res, nil
 		}
 	}
+}
+
+// forwardOne forwards one request to the upstream session; next runs the
+// SDK's own handling once the upstream has accepted a (un)subscription.
+func (s *Server) forwardOne(ctx context.Context, server string, req mcp.Request, next func() (mcp.Result, error)) (mcp.Result, error) {
+	cs, ok := s.opts.Upstreams.Session(server)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the upstream server %q is not connected", server)}
+	}
+	// Params may be typed nil pointers when the request had none.
+	switch p := req.GetParams().(type) {
+	case *mcp.ListResourcesParams:
+		q := mcp.ListResourcesParams{}
+		if p != nil {
+			q.Cursor = p.Cursor
+		}
+		return cs.ListResources(ctx, &q)
+	case *mcp.ListResourceTemplatesParams:
+		q := mcp.ListResourceTemplatesParams{}
+		if p != nil {
+			q.Cursor = p.Cursor
+		}
+		return cs.ListResourceTemplates(ctx, &q)
+	case *mcp.ListPromptsParams:
+		q := mcp.ListPromptsParams{}
+		if p != nil {
+			q.Cursor = p.Cursor
+		}
+		return cs.ListPrompts(ctx, &q)
+	case *mcp.ReadResourceParams:
+		if p == nil {
+			break
+		}
+		ss, caps := downstream(req)
+		return withInput(ctx, ss, caps, func(answers mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
+			return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: forwardMeta(cs, caps), URI: p.URI, InputResponses: answers, RequestState: state})
+		}, func(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
+			p.InputResponses, p.RequestState)
+	case *mcp.GetPromptParams:
+		if p == nil {
+			break
+		}
+		ss, caps := downstream(req)
+		return withInput(ctx, ss, caps, func(answers mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
+			return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: forwardMeta(cs, caps), Name: p.Name, Arguments: p.Arguments, InputResponses: answers, RequestState: state})
+		}, func(r *mcp.GetPromptResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
+			p.InputResponses, p.RequestState)
+	case *mcp.CompleteParams:
+		if p == nil {
+			break
+		}
+		q := *p
+		q.Meta = nil
+		return cs.Complete(ctx, &q)
+	case *mcp.SubscribeParams:
+		if p == nil {
+			break
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: p.URI}); err != nil {
+			return nil, err
+		}
+	case *mcp.UnsubscribeParams:
+		if p == nil {
+			break
+		}
+		if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: p.URI}); err != nil {
+			return nil, err
+		}
+	}
+	return next()
+}
+
+// downstream returns the session and capabilities of the client that sent
+// req.
+func downstream(req mcp.Request) (*mcp.ServerSession, *mcp.ClientCapabilities) {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	var caps *mcp.ClientCapabilities
+	if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		caps = r.ClientCapabilities()
+	}
+	return ss, caps
 }

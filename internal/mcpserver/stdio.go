@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -197,6 +198,10 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encode message: %w", err)
 	}
 	if err := c.src.fw.WriteFrame(data); err != nil {
+		if errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
+			// The client stopped reading: it hung up, as if stdin ended.
+			return fmt.Errorf("write stdout: %w: %w", err, mcp.ErrConnectionClosed)
+		}
 		return fmt.Errorf("write stdout: %w", err)
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {

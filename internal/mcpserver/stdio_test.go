@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -120,5 +121,38 @@ func TestStdioStopsOnCancel(t *testing.T) {
 				t.Fatal("serving went on after cancellation")
 			}
 		})
+	}
+}
+
+// TestStdioClientHangsUp checks that a client that stops reading stdout
+// ends the session like one that closes stdin: when the answer to a call
+// still running cannot be written, ServeStdio returns nil, not a write
+// error.
+func TestStdioClientHangsUp(t *testing.T) {
+	h := newHarness(t, harnessOptions{model: llmtest.Always(llmtest.Reply{Text: "late", Delay: 200 * time.Millisecond})})
+	h.srv.eofGrace = 5 * time.Second
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- h.srv.ServeStdio(context.Background(), inR, outW) }()
+	lines := strings.SplitAfter(pipelineInput, "\n")
+	if _, err := io.WriteString(inW, lines[0]+lines[1]); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(outR).ReadString('\n'); err != nil || !strings.Contains(line, `"id":1,"result"`) {
+		t.Fatalf("initialize: %q, %v", line, err)
+	}
+	if _, err := io.WriteString(inW, lines[3]); err != nil { // the agent call
+		t.Fatal(err)
+	}
+	outR.Close()
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeStdio: %v, want nil when the client hangs up", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return after the client hung up")
 	}
 }

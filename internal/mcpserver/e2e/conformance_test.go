@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -12,47 +13,162 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestConformanceGateway runs the official MCP conformance suite
-// (@modelcontextprotocol/conformance 0.1.16) against agentd serving the
-// go-sdk's conformance server (its fixture tools, resources and prompts)
-// as a gateway at /mcp/gateway/everything: the whole path from the HTTP
-// edge through the tool runner and the MCP client manager to a stdio
-// upstream. Scenarios listed in testdata/conformance-baseline.yml are
+// The conformance tests run the official MCP conformance suites against
+// agentd serving the go-sdk's conformance server (its fixture tools,
+// resources and prompts) as a gateway at /mcp/gateway/everything: the
+// whole path from the HTTP edge through the tool runner and the MCP client
+// manager to the upstream, and back for what the upstream asks of its
+// client during a call. Scenarios a baseline in testdata lists are
 // expected to fail, each for the reason written beside it; any other
 // failure, or a listed scenario that now passes, fails the test.
+
+// everythingLinks are the two ways agentd reaches the upstream: over stdio
+// the go-sdk client and server agree on 2026-07-28 (stateless requests,
+// input requests in results), over the server's stateful Streamable HTTP
+// on 2025-11-25 (a session, requests of the server's own).
+var everythingLinks = []struct {
+	name  string
+	start func(t *testing.T) string
+}{
+	{"stdio-2026-07-28", startStdioGateway},
+	{"http-2025-11-25", startHTTPGateway},
+}
+
+// TestConformanceGateway runs @modelcontextprotocol/conformance 0.1.16
+// (initialize-era clients) over both links. Baselines:
+// testdata/conformance-baseline.yml (stdio) and
+// testdata/conformance-http-baseline.yml (http).
 func TestConformanceGateway(t *testing.T) {
 	nodeBin := node(t)
-	everything := goBuild(t, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	e := writeConfig(t, fmt.Sprintf(`
-[[mcp_servers]]
-name = "everything"
-allowed_tools = ["*"]
+	baselines := map[string]string{
+		"stdio-2026-07-28": "conformance-baseline.yml",
+		"http-2025-11-25":  "conformance-http-baseline.yml",
+	}
+	for _, link := range everythingLinks {
+		t.Run(link.name, func(t *testing.T) {
+			url := link.start(t)
+			runConformance(t, nodeBin, "@modelcontextprotocol/conformance/dist/index.js", url, baselines[link.name])
+		})
+	}
+}
 
+// TestConformanceGateway20260728 runs the suite of the 2026-07-28
+// revision (0.2.0-alpha.12, installed as conformance-2026) with exactly
+// the scenarios that revision requires, at its wire, over the stdio link,
+// which speaks 2026-07-28 too. Baseline:
+// testdata/conformance-2026-baseline.yml.
+func TestConformanceGateway20260728(t *testing.T) {
+	nodeBin := node(t)
+	url := startStdioGateway(t)
+	runConformance(t, nodeBin, "conformance-2026/dist/index.js", url, "conformance-2026-baseline.yml",
+		"--requirements", "2026-07-28")
+}
+
+// startStdioGateway starts a daemon serving the go-sdk conformance server
+// over stdio as the gateway "everything" and returns the gateway's URL
+// once its tools are served.
+func startStdioGateway(t *testing.T) string {
+	t.Helper()
+	everything := goBuild(t, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	return startGateway(t, fmt.Sprintf(`
 [mcp_servers.transport]
 type = "stdio"
 command = %q
+`, everything))
+}
 
+// startHTTPGateway starts the go-sdk conformance server on stateful
+// Streamable HTTP (a subprocess on a loopback port) and a daemon serving
+// it as the gateway "everything".
+func startHTTPGateway(t *testing.T) string {
+	t.Helper()
+	everything := goBuild(t, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	addr := freeAddr(t)
+	cmd := exec.Command(everything, "-http", addr, "-stateless=false")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	waitListening(t, addr)
+	return startGateway(t, fmt.Sprintf(`
+allow_private = true
+
+[mcp_servers.transport]
+type = "http"
+url = "http://%s/"
+`, addr))
+}
+
+// startGateway starts a daemon with the upstream "everything" (transport
+// is the rest of its [[mcp_servers]] entry) served as a gateway.
+func startGateway(t *testing.T, transport string) string {
+	t.Helper()
+	e := writeConfig(t, `
 [mcp]
 gateways = ["everything"]
-`, everything))
+
+[[mcp_servers]]
+name = "everything"
+allowed_tools = ["*"]
+`+transport)
 	_, base := startDaemon(t, e, false)
 	url := base + "/mcp/gateway/everything"
 	waitForGatewayTools(t, url)
+	return url
+}
 
-	baseline, err := filepath.Abs(filepath.Join("testdata", "conformance-baseline.yml"))
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitListening waits until something accepts connections on addr.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s after 10s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runConformance runs the server scenarios of the suite whose entry point
+// is module (below interop/node_modules) against url, with the baseline
+// testdata/{baseline}, and fails on any failure the baseline does not
+// list or on a listed scenario that passes.
+func runConformance(t *testing.T, nodeBin, module, url, baseline string, args ...string) {
+	t.Helper()
+	file, err := filepath.Abs(filepath.Join("testdata", baseline))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, nodeBin, nodeModule(t, "@modelcontextprotocol/conformance/dist/index.js"),
-		"server", "--url", url, "--expected-failures", baseline)
-	cmd.Env = e.cmdEnv()
+	full := append([]string{nodeModule(t, module), "server", "--url", url, "--expected-failures", file}, args...)
+	cmd := exec.CommandContext(ctx, nodeBin, full...)
+	// The suite may write results below its working directory.
 	cmd.Dir = t.TempDir()
+	cmd.Env = env{home: cmd.Dir}.cmdEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("conformance suite against %s: %v\n%s", url, err, summary(out.Bytes()))
+		t.Fatalf("conformance suite %s against %s: %v\n%s", module, url, err, summary(out.Bytes()))
 	}
 	t.Logf("%s", summary(out.Bytes()))
 }
