@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	a2alog "github.com/a2aproject/a2a-go/v2/log"
 	"io"
 	"log/slog"
 	"net/http"
@@ -307,11 +308,13 @@ func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
 	s.rest.ServeHTTP(w, r2)
 }
 
-// prepare scopes the request to agent name and lifts the server's write
-// deadline: a blocking send or a stream lasts as long as the run.
+// prepare scopes the request to agent name, gives a2a-go the daemon's
+// logger (it would otherwise log through the default logger, ignoring
+// log_level), and lifts the server's write deadline: a blocking send or a
+// stream lasts as long as the run.
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request, name string) *http.Request {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	return r.WithContext(withAgent(r.Context(), name))
+	return r.WithContext(a2alog.AttachLogger(withAgent(r.Context(), name), s.log))
 }
 
 // writeErr maps core errors to the API's stable error shape.

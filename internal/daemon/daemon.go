@@ -337,6 +337,13 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 	if err := config.ValidateMCPServer(c); err != nil {
 		return err
 	}
+	if c.Transport.URL != "" {
+		// Refuse a blocked destination now, with a 400, rather than
+		// accept it and fail every reconnect attempt in the background.
+		if _, err := (&netguard.Policy{AllowPrivate: c.AllowPrivate}).CheckURL(ctx, c.Transport.URL); err != nil {
+			return fmt.Errorf("transport.url: %w", err)
+		}
+	}
 	for _, s := range a.d.cfg.MCPServers {
 		if s.Name == c.Name {
 			return fmt.Errorf("%w: mcp server %q is defined in the config file", store.ErrExists, c.Name)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/store"
 )
 
@@ -43,6 +44,12 @@ func toError(err error) *Error {
 		return errorf(http.StatusConflict, "read_only", "%s: edit the config file instead", err)
 	case errors.Is(err, agent.ErrSessionBusy), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrConflict):
 		return errorf(http.StatusConflict, "conflict", "%s", err)
+	case errors.Is(err, llm.ErrAuth):
+		return errorf(http.StatusBadGateway, "model_auth", "%s", err)
+	case errors.As(err, new(*llm.StatusError)):
+		// The model provider failed after its retries: not our fault, and
+		// worth retrying later.
+		return errorf(http.StatusBadGateway, "model_error", "%s", err)
 	case errors.Is(err, agent.ErrWrongAgent), errors.Is(err, agent.ErrNoModel):
 		return errorf(http.StatusBadRequest, "bad_request", "%s", err)
 	}

@@ -2,12 +2,17 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/llm"
 )
 
 func okHandler() http.Handler {
@@ -145,5 +150,26 @@ func TestSweepForgetsIdleClients(t *testing.T) {
 	g.allow("z")
 	if n := len(g.tat); n != 1 {
 		t.Fatalf("%d clients remembered after they went idle", n)
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+		code string
+	}{
+		{&llm.AuthError{Provider: "openai", EnvVar: "OPENAI_API_KEY"}, 502, "model_auth"},
+		{fmt.Errorf("model x: %w", &llm.StatusError{Status: 500, Message: "boom"}), 502, "model_error"},
+		{fmt.Errorf("get: %w", agent.ErrAgentNotFound), 404, "not_found"},
+		{agent.ErrReadOnly, 409, "read_only"},
+		{agent.ErrSessionBusy, 409, "conflict"},
+		{errors.New("disk on fire"), 500, "internal"},
+	}
+	for _, tt := range tests {
+		e := toError(tt.err)
+		if e.Status != tt.want || e.Code != tt.code {
+			t.Errorf("toError(%v) = %d %s, want %d %s", tt.err, e.Status, e.Code, tt.want, tt.code)
+		}
 	}
 }
