@@ -486,18 +486,33 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 // execution that just ended in input-required, a2a-go hands the cancel to
 // the ending execution and fails ("not cancelable", "queue is closed");
 // the task is still cancelable, so try again once a2a-go has let go of it.
+//
+// The retries are bounded by time, not by count, because how long a2a-go
+// takes to let go depends on the machine's load. A cancel that loses the
+// race against the task's own end gets the protocol's "not cancelable"
+// error rather than an internal one.
 func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	for attempt := 0; ; attempt++ {
+	deadline := time.Now().Add(5 * time.Second)
+	for attempt := 1; ; attempt++ {
 		t, err := h.RequestHandler.CancelTask(ctx, req)
-		if err == nil || attempt == 10 {
-			return t, err
+		if err == nil {
+			return t, nil
 		}
 		st, gerr := h.s.opts.Tasks.Get(ctx, req.ID)
-		if gerr != nil || st.Task.Status.State.Terminal() {
+		if gerr != nil {
+			return t, err
+		}
+		if st.Task.Status.State.Terminal() {
+			if st.Task.Status.State == a2a.TaskStateCanceled {
+				return st.Task, nil
+			}
+			return nil, fmt.Errorf("%w: task %s is already %s", a2a.ErrTaskNotCancelable, req.ID, st.Task.Status.State)
+		}
+		if time.Now().After(deadline) {
 			return t, err
 		}
 		select {
-		case <-time.After(time.Duration(attempt+1) * 10 * time.Millisecond):
+		case <-time.After(time.Duration(min(attempt, 10)) * 10 * time.Millisecond):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
