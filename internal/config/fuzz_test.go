@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,6 +42,55 @@ func FuzzLoad(f *testing.F) {
 		}
 		if err := cfg.Validate(); err != nil {
 			t.Fatalf("loaded config fails Validate: %v", err)
+		}
+	})
+}
+
+// FuzzParseManifestTOML: an agents/*.toml file never panics the parser,
+// and an accepted manifest is valid.
+func FuzzParseManifestTOML(f *testing.F) {
+	f.Add([]byte("name = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\n"))
+	f.Add([]byte("name = \"p\"\nkind = \"mcp_proxy\"\ntools = [\"mcp_*\"]\n[expose]\na2a = true\n"))
+	f.Add([]byte("name = 1\n[[skills]]\nid = \"\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseManifestTOML("agent.toml", data)
+		if err != nil {
+			if !strings.Contains(err.Error(), "agent.toml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if verr := m.Validate(); verr != nil {
+			t.Fatalf("accepted an invalid manifest: %v", verr)
+		}
+	})
+}
+
+// FuzzValidateMCPServer: a server registered through the API (JSON) never
+// panics validation, and an accepted one names its transport correctly.
+func FuzzValidateMCPServer(f *testing.F) {
+	f.Add([]byte(`{"name":"e","transport":{"type":"stdio","command":"npx","args":["-y","x"]}}`))
+	f.Add([]byte(`{"name":"h","transport":{"type":"http","url":"https://example.com/mcp"},"headers":{"Authorization":"${TOKEN}"}}`))
+	f.Add([]byte(`{"name":"../x","transport":{"type":"sse","url":"ftp://x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s MCPServer
+		if json.Unmarshal(data, &s) != nil {
+			return
+		}
+		if ValidateMCPServer(s) != nil {
+			return
+		}
+		switch s.Transport.Type {
+		case "stdio":
+			if s.Transport.Command == "" {
+				t.Fatal("accepted a stdio server without a command")
+			}
+		case "http", "sse":
+			if !strings.HasPrefix(s.Transport.URL, "http://") && !strings.HasPrefix(s.Transport.URL, "https://") {
+				t.Fatalf("accepted a non-http url %q", s.Transport.URL)
+			}
+		default:
+			t.Fatalf("accepted transport type %q", s.Transport.Type)
 		}
 	})
 }

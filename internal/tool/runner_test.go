@@ -332,3 +332,41 @@ func FuzzTruncate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRunnerArguments: whatever arguments a model sends, the pipeline
+// never panics, never hands a tool anything but a JSON object, and the
+// audit digest is the same for equal calls and never contains the
+// arguments.
+func FuzzRunnerArguments(f *testing.F) {
+	f.Add(`{"path":"a"}`)
+	f.Add(`{"a":`)
+	f.Add(`"{\"a\":1}"`)
+	f.Add(`[1,2]`)
+	f.Add(``)
+	f.Add(` {"x": "secret-value"} `)
+	f.Fuzz(func(t *testing.T, args string) {
+		tl := newTool("t", OriginBuiltin)
+		var got json.RawMessage
+		tl.fn = func(_ context.Context, c *Call) (Result, error) {
+			got = c.Args
+			return Result{Content: "ok"}, nil
+		}
+		r, audit := setup(t, RunnerOptions{}, tl)
+		out := r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("t", args), nil)
+		if got != nil {
+			var obj map[string]any
+			if err := json.Unmarshal(got, &obj); err != nil {
+				t.Fatalf("tool got non-object arguments %q", got)
+			}
+		} else if !out.Result.IsError {
+			t.Fatal("refused call without an error result")
+		}
+		d := audit.recs[0].ArgsDigest
+		if d != Digest("t", json.RawMessage(args)) || len(d) != 64 {
+			t.Fatalf("digest %q is not stable", d)
+		}
+		if len(args) >= 8 && strings.Contains(d, args) {
+			t.Fatal("digest contains the arguments")
+		}
+	})
+}
