@@ -503,7 +503,11 @@ func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest)
 			return t, err
 		}
 		if st.Task.Status.State.Terminal() {
+			if errors.Is(err, a2a.ErrTaskNotCancelable) {
+				return t, err
+			}
 			if st.Task.Status.State == a2a.TaskStateCanceled {
+				// This cancel reached the run before a2a-go let go.
 				return st.Task, nil
 			}
 			return nil, fmt.Errorf("%w: task %s is already %s", a2a.ErrTaskNotCancelable, req.ID, st.Task.Status.State)
