@@ -145,7 +145,7 @@ func parseRetryAfter(ms, after string, now time.Time) (time.Duration, bool) {
 		return clampDuration(v * float64(time.Second)), true
 	}
 	if at, err := http.ParseTime(after); err == nil {
-		return max(at.Sub(now), 0), true
+		return clampDuration(float64(at.Sub(now))), true
 	}
 	return 0, false
 }
