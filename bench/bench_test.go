@@ -368,6 +368,18 @@ func TestReportOutputs(t *testing.T) {
 			t.Errorf("README.md lacks %q", want)
 		}
 	}
+	// -render rebuilds the same outputs from results.json alone.
+	dir2 := t.TempDir()
+	if err := rerender(filepath.Join(dir, "results.json"), dir2, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"README.md", "chart.svg", "results.json"} {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(dir2, f))
+		if string(a) != string(b) {
+			t.Errorf("-render wrote a different %s", f)
+		}
+	}
 	var text strings.Builder
 	for _, s := range rep.Scenarios {
 		printScenario(&text, s)
@@ -449,5 +461,31 @@ func TestA2APeer(t *testing.T) {
 	}
 	if err := p.Stop(time.Second); err != nil || alive(p.Pid()) {
 		t.Fatalf("stop: %v", err)
+	}
+}
+
+func TestRatioAcrossRounds(t *testing.T) {
+	pass := func(r float64) bool { return r >= 3 }
+	tests := []struct {
+		name     string
+		num, den Row
+		text     string
+		disagree bool
+	}{
+		{"all rounds pass", Row{Rate: 900, RoundRates: []float64{900, 1000, 800}}, Row{Rate: 100, RoundRates: []float64{100, 100, 100}},
+			"9.0× (rounds 9.0, 10.0, 8.0)", false},
+		{"rounds on both sides", Row{Rate: 300, RoundRates: []float64{200, 300, 400}}, Row{Rate: 100, RoundRates: []float64{100, 100, 100}},
+			"3.0× (rounds 2.0, 3.0, 4.0)", true},
+		{"one round only", Row{Rate: 200, RoundRates: []float64{200}}, Row{Rate: 100, RoundRates: []float64{100}}, "2.0×", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ratioText(tt.num, tt.den, 1); got != tt.text {
+				t.Errorf("ratioText = %q, want %q", got, tt.text)
+			}
+			if got := roundsDisagree(tt.num, tt.den, pass); got != tt.disagree {
+				t.Errorf("roundsDisagree = %v", got)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,11 +76,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	role := fs.String("role", "", "serve a peer instead of benchmarking: fake-llm or mcp-minimal")
 	listen := fs.String("listen", "127.0.0.1:0", "with -role: address to listen on")
 	dir := fs.String("dir", "", "with -role mcp-minimal: the workspace directory")
+	render := fs.String("render", "", "rewrite the tables, chart.svg and README.md in -out from this results.json, without measuring")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *role != "" {
 		return serveRole(ctx, *role, *listen, *dir, stdout)
+	}
+	if *render != "" {
+		return rerender(*render, *out, stdout)
 	}
 	set := defaultSettings()
 	if *quick {
@@ -136,6 +141,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\nwrote %s/results.json, chart.svg and README.md in %.0f s\n", strings.TrimSuffix(*out, "/"), rep.Seconds)
 	return nil
+}
+
+// rerender writes the outputs again from an earlier run's results.json,
+// for changes to the presentation: the numbers are the run's own.
+func rerender(file, out string, stdout io.Writer) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	for _, s := range rep.Scenarios {
+		printScenario(stdout, s)
+	}
+	return rep.Write(out)
 }
 
 // scenario is one benchmark. Run fills res; an error means the scenario

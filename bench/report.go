@@ -44,9 +44,12 @@ type Row struct {
 	Rate        float64 `json:"per_sec,omitempty"`
 	Calls       int     `json:"calls,omitempty"`
 	Errors      int     `json:"errors,omitempty"`
-	Value       float64 `json:"value,omitempty"`
-	Unit        string  `json:"unit,omitempty"`
-	Note        string  `json:"note,omitempty"`
+	// RoundRates are the calls per second of each round, in round order;
+	// rows measured in the same interleaved rounds line up.
+	RoundRates []float64 `json:"round_rates,omitempty"`
+	Value      float64   `json:"value,omitempty"`
+	Unit       string    `json:"unit,omitempty"`
+	Note       string    `json:"note,omitempty"`
 	// NA says why this row has no numbers.
 	NA string `json:"not_available,omitempty"`
 }
@@ -76,6 +79,9 @@ func cellRow(c *Cell) Row {
 		return r
 	}
 	r.P50us, r.P99us, r.Rate = us(s.P50), us(s.P99), s.Rate
+	for _, st := range c.Rounds {
+		r.RoundRates = append(r.RoundRates, st.Rate)
+	}
 	if s.Errors > 0 && s.FirstErr != nil {
 		if r.Note != "" {
 			r.Note += "; "
@@ -86,6 +92,44 @@ func cellRow(c *Cell) Row {
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// ratioText formats num.Rate/den.Rate, with the same ratio within each
+// round when there are several: on a noisy machine the spread says how
+// firm a verdict is.
+func ratioText(num, den Row, digits int) string {
+	out := fmt.Sprintf("%.*f×", digits, num.Rate/den.Rate)
+	n := min(len(num.RoundRates), len(den.RoundRates))
+	if n < 2 {
+		return out
+	}
+	var rs []string
+	for i := range n {
+		if den.RoundRates[i] > 0 {
+			rs = append(rs, fmt.Sprintf("%.*f", digits, num.RoundRates[i]/den.RoundRates[i]))
+		}
+	}
+	return out + " (rounds " + strings.Join(rs, ", ") + ")"
+}
+
+// roundsDisagree reports whether the per-round ratios num/den fall on
+// both sides of the target (pass tells which side is good).
+func roundsDisagree(num, den Row, pass func(ratio float64) bool) bool {
+	seen := map[bool]bool{}
+	for i := range min(len(num.RoundRates), len(den.RoundRates)) {
+		if den.RoundRates[i] > 0 {
+			seen[pass(num.RoundRates[i]/den.RoundRates[i])] = true
+		}
+	}
+	return len(seen) > 1
+}
+
+// noiseNote is appended to a verdict some rounds contradict.
+func noiseNote(where []string) string {
+	if len(where) == 0 {
+		return ""
+	}
+	return " Rounds disagree at " + strings.Join(where, ", ") + ": there the verdict is within this machine's noise."
+}
 
 // row finds a row by path and concurrency.
 func (s *Scenario) row(path string, conc int) (Row, bool) {
@@ -174,11 +218,13 @@ func valueText(r Row) string {
 		return ""
 	}
 	d := 0
-	if r.Value < 100 {
-		d = 1
-	}
-	if r.Value < 1 {
+	switch {
+	case r.Value < 1:
 		d = 3
+	case r.Value < 10:
+		d = 2
+	case r.Value < 100:
+		d = 1
 	}
 	return num(r.Value, d) + " " + r.Unit
 }

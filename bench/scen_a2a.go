@@ -163,7 +163,7 @@ func runA2A(ctx context.Context, e *Env, res *Scenario) error {
 	}
 
 	const name, goal = "A2A throughput", "agentd ≥ 3× @a2a-js/sdk's send round trips/s"
-	var parts []string
+	var parts, noisy []string
 	met, measured := true, 0
 	for _, conc := range concs {
 		ag, okA := res.row(pathA2AAgentd+" send", conc)
@@ -173,9 +173,12 @@ func runA2A(ctx context.Context, e *Env, res *Scenario) error {
 		}
 		measured++
 		ratio := ag.Rate / js.Rate
-		parts = append(parts, fmt.Sprintf("%.1f× at c=%d", ratio, conc))
+		parts = append(parts, fmt.Sprintf("%s at c=%d", ratioText(ag, js, 1), conc))
 		if ratio < 3 {
 			met = false
+		}
+		if roundsDisagree(ag, js, func(r float64) bool { return r >= 3 }) {
+			noisy = append(noisy, fmt.Sprintf("c=%d", conc))
 		}
 	}
 	if measured == 0 {
@@ -189,6 +192,7 @@ func runA2A(ctx context.Context, e *Env, res *Scenario) error {
 			why += fmt.Sprintf(" First stream event p50: agentd %.0f µs, JS %.0f µs.", ag.P50us, js.P50us)
 		}
 	}
+	why += noiseNote(noisy)
 	res.Targets = append(res.Targets, Target{Name: name, Goal: goal, Measured: strings.Join(parts, ", "), Met: verdict(met), Why: why})
 	return nil
 }

@@ -209,7 +209,7 @@ func gatewayTargets(e *Env, res *Scenario) {
 	)
 	agentdPath := pathGateway
 	// Throughput: the ratio at every concurrency.
-	var parts []string
+	var parts, noisy []string
 	met, measured := true, 0
 	for _, conc := range e.Settings.Concurrency {
 		a, okA := res.row(agentdPath, conc)
@@ -219,15 +219,18 @@ func gatewayTargets(e *Env, res *Scenario) {
 		}
 		measured++
 		ratio := a.Rate / s.Rate
-		parts = append(parts, fmt.Sprintf("%.1f× at c=%d", ratio, conc))
+		parts = append(parts, fmt.Sprintf("%s at c=%d", ratioText(a, s, 1), conc))
 		if ratio < 3 {
 			met = false
+		}
+		if roundsDisagree(a, s, func(r float64) bool { return r >= 3 }) {
+			noisy = append(noisy, fmt.Sprintf("c=%d", conc))
 		}
 	}
 	if measured == 0 {
 		res.Targets = append(res.Targets, unmeasured(nameRate, goalRate, "agentd's MCP endpoint or supergateway could not be measured (see the rows)"))
 	} else {
-		why := fmt.Sprintf("%s calls/s over supergateway's, both over MCP %s sessions: %s.", agentdPath, sessionVersion, strings.Join(parts, ", "))
+		why := fmt.Sprintf("%s calls/s over supergateway's, both over MCP %s sessions: %s.", agentdPath, sessionVersion, strings.Join(parts, ", ")) + noiseNote(noisy)
 		res.Targets = append(res.Targets, Target{Name: nameRate, Goal: goalRate, Measured: strings.Join(parts, ", "), Met: verdict(met), Why: why})
 	}
 	// Latency: p50 at the lowest concurrency.
