@@ -270,8 +270,10 @@ func scalarText(tok any, indent string) string {
 	case json.Number:
 		return v.String()
 	case string:
-		if v == "" {
-			return `""`
+		if strings.TrimSpace(v) == "" {
+			// Blank text would vanish in the layout; quoted, the model
+			// still sees that the value is there and what it holds.
+			return strconv.Quote(v)
 		}
 		return strings.ReplaceAll(v, "\n", "\n"+indent)
 	}

@@ -63,6 +63,8 @@ func FuzzReadableJSON(f *testing.F) {
 	f.Add(`{"a":[1,{"b":null}],"c":"d\ne"}`)
 	f.Add(`[[[]]]`)
 	f.Add(`"x"`)
+	f.Add(`"\n"`) // once rendered empty (found by CI's fuzz run)
+	f.Add(`{"k":" "}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		out := readableJSON(json.RawMessage(in))
 		if json.Valid([]byte(in)) && len(in) > 0 && out == "" {
