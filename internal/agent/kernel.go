@@ -195,7 +195,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		res.Iterations++
 		resp, err := provider.Generate(ctx, &llm.Request{
 			Model: m.Model, System: m.SystemPrompt, Messages: history, Tools: scope.Defs(),
-			MaxTokens: m.MaxTokens, Temperature: m.Temperature,
+			MaxTokens: m.MaxTokens, Temperature: m.Temperature, Reasoning: llm.Effort(m.Reasoning),
 		}, func(d llm.Delta) {
 			typ := EventText
 			if d.Kind == llm.DeltaThinking {

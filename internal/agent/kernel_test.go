@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,38 @@ func run(t *testing.T, e *env, req agent.RunRequest) (*agent.RunResult, *collect
 }
 
 func user(s string) llm.Message { return llm.TextMessage(llm.RoleUser, s) }
+
+// Reasoning reaches the model, and the vendor signature on a tool call
+// is stored with the session, so a resumed conversation sends it back.
+func TestReasoningAndCallSignaturesPersist(t *testing.T) {
+	listFiles := fn{name: "file_list", origin: tool.OriginBuiltin, call: func(ctx context.Context, c *tool.Call) (tool.Result, error) {
+		return tool.Result{Content: "a.txt"}, nil
+	}}
+	signed := llmtest.ToolCall("file_list", `{}`)
+	signed.Signature = []byte("opaque-signature")
+	m := assistant("file_*")
+	m.Reasoning = "high"
+	e := newEnv(t, llmtest.Script(
+		llmtest.Reply{Thinking: "Look first.", ToolCalls: []llm.ToolCall{signed}},
+		llmtest.Reply{Text: "One file."},
+		llmtest.Reply{Text: "Still one."},
+	), []manifest.Manifest{m}, listFiles)
+	res, c := run(t, e, agent.RunRequest{Input: user("what is here?")})
+	if res.Message.Text() != "One file." || !slices.Contains(c.types(), "thinking") {
+		t.Fatalf("result %q, events %v", res.Message.Text(), c.types())
+	}
+	run(t, e, agent.RunRequest{SessionID: res.SessionID, Input: user("and now?")})
+	reqs := e.model.Requests()
+	for i, r := range reqs {
+		if r.ReasoningEffort != "high" {
+			t.Errorf("request %d reasoning = %q, want high", i, r.ReasoningEffort)
+		}
+	}
+	replayed := reqs[2].Messages[1]
+	if len(replayed.ToolCalls) != 1 || string(replayed.ToolCalls[0].Signature) != "opaque-signature" || replayed.Thinking != "Look first." {
+		t.Fatalf("resumed history lost the call's signature or thinking: %+v", replayed)
+	}
+}
 
 func TestToolLoopPersistsAndResumes(t *testing.T) {
 	listFiles := fn{name: "file_list", origin: tool.OriginBuiltin, call: func(ctx context.Context, c *tool.Call) (tool.Result, error) {

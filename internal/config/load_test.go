@@ -575,6 +575,7 @@ url = "ws://localhost:1"
 		{"agent bad kind", "[[agents]]\nname = \"a\"\nkind = \"robot\"\n", 3, "agents[0].kind", `"robot" is not one of llm, mcp_proxy`},
 		{"agent unknown mcp server", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\nmcp_servers = [\"ghost\"]\n", 5, "agents[0].mcp_servers[0]", "not the name of an [[mcp_servers]] entry"},
 		{"agent temperature", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\ntemperature = 3.5\n", 5, "agents[0].temperature", "outside 0..2"},
+		{"agent reasoning", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\nreasoning = \"max\"\n", 5, "agents[0].reasoning", `"max" is not one of`},
 		{"agent skill without id", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\n[[agents.skills]]\nname = \"S\"\n", 5, "agents[0].skills[0].id", "required"},
 		{"agent workspace escapes", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\nworkspace = \"../x\"\n", 5, "agents[0].workspace", "leaves AGENTD_HOME/workspaces"},
 		{"agent unknown key in expose", "[[agents]]\nname = \"a\"\n[agents.expose]\nacp = true\n", 4, "agents[0].expose.acp", "valid keys here: mcp, a2a"},

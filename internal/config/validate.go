@@ -347,6 +347,9 @@ func checkManifest(r *report, src *source, p fieldPath, m *manifest.Manifest, pr
 		}
 	}
 	nonNegative(r, src, p.key("max_tokens"), m.MaxTokens)
+	if !manifest.ValidReasoning(m.Reasoning) {
+		r.add(src, p.key("reasoning"), "%q is not one of \"low\", \"medium\", \"high\"", m.Reasoning)
+	}
 	nonNegative(r, src, p.key("max_iterations"), m.MaxIterations)
 	nonNegative(r, src, p.key("token_budget"), m.TokenBudget)
 	for i, pat := range m.Tools {

@@ -47,6 +47,11 @@ type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Signature is an opaque token the vendor attached to the call and
+	// wants back with it (Gemini's thought signature). It is part of the
+	// stored conversation, so a tool loop resumed after a restart still
+	// carries it.
+	Signature []byte `json:"signature,omitempty"`
 }
 
 // ToolResult answers one ToolCall.
@@ -63,9 +68,22 @@ type Message struct {
 	Parts []Part `json:"parts,omitempty"`
 	// Thinking is reasoning text the model exposed, kept for display; it is
 	// not sent back to providers.
-	Thinking    string       `json:"thinking,omitempty"`
+	Thinking string `json:"thinking,omitempty"`
+	// Thoughts are the vendor-signed reasoning blocks of an assistant
+	// turn. Anthropic requires them back, verbatim and first, in a turn
+	// that called tools while extended thinking is on; other vendors
+	// ignore them.
+	Thoughts    []Thought    `json:"thoughts,omitempty"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
+}
+
+// Thought is one signed reasoning block: Text with its Signature, or the
+// encrypted Redacted data of a block the vendor withheld.
+type Thought struct {
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
 }
 
 // Text concatenates the text parts of m.
@@ -98,6 +116,43 @@ type Request struct {
 	Tools       []ToolDef
 	MaxTokens   int      // 0 = provider default
 	Temperature *float64 // nil = provider default
+	// Reasoning asks for the model's reasoning at that effort; "" leaves
+	// the vendor's default. Vendors that take a token budget get
+	// ReasoningBudget(Reasoning).
+	Reasoning Effort
+}
+
+// Effort is how hard a reasoning model should think.
+type Effort string
+
+// Reasoning efforts.
+const (
+	EffortLow    Effort = "low"
+	EffortMedium Effort = "medium"
+	EffortHigh   Effort = "high"
+)
+
+// Valid reports whether e is "" or one of the known efforts.
+func (e Effort) Valid() bool {
+	switch e {
+	case "", EffortLow, EffortMedium, EffortHigh:
+		return true
+	}
+	return false
+}
+
+// ReasoningBudget is the thinking-token budget for vendors that take one
+// (Anthropic, Gemini): 0 for "", and at least Anthropic's minimum of 1024.
+func ReasoningBudget(e Effort) int {
+	switch e {
+	case EffortLow:
+		return 2048
+	case EffortMedium:
+		return 8192
+	case EffortHigh:
+		return 24576
+	}
+	return 0
 }
 
 // DeltaKind says what a streamed Delta carries.

@@ -23,13 +23,16 @@ type Manifest struct {
 	Description string `toml:"description" json:"description,omitempty"`
 	Kind        string `toml:"kind" json:"kind,omitempty"` // KindLLM when empty
 	// Provider names a [providers.NAME] entry.
-	Provider      string   `toml:"provider" json:"provider,omitempty"`
-	Model         string   `toml:"model" json:"model,omitempty"`
-	Temperature   *float64 `toml:"temperature" json:"temperature,omitempty"`
-	MaxTokens     int      `toml:"max_tokens" json:"max_tokens,omitempty"`
-	MaxIterations int      `toml:"max_iterations" json:"max_iterations,omitempty"` // tool rounds per run; 0 = default
-	TokenBudget   int      `toml:"token_budget" json:"token_budget,omitempty"`     // total tokens per run; 0 = unlimited
-	SystemPrompt  string   `toml:"system_prompt" json:"system_prompt,omitempty"`
+	Provider    string   `toml:"provider" json:"provider,omitempty"`
+	Model       string   `toml:"model" json:"model,omitempty"`
+	Temperature *float64 `toml:"temperature" json:"temperature,omitempty"`
+	MaxTokens   int      `toml:"max_tokens" json:"max_tokens,omitempty"`
+	// Reasoning asks a reasoning model to think first: "low", "medium" or
+	// "high" effort; empty leaves the provider's default.
+	Reasoning     string `toml:"reasoning" json:"reasoning,omitempty"`
+	MaxIterations int    `toml:"max_iterations" json:"max_iterations,omitempty"` // tool rounds per run; 0 = default
+	TokenBudget   int    `toml:"token_budget" json:"token_budget,omitempty"`     // total tokens per run; 0 = unlimited
+	SystemPrompt  string `toml:"system_prompt" json:"system_prompt,omitempty"`
 	// Tools are capability patterns (globs such as "file_*",
 	// "mcp_github_*"); a tool is offered only if it matches one.
 	Tools []string `toml:"tools" json:"tools,omitempty"`
@@ -66,6 +69,16 @@ var nameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_-]{0,63}$`)
 // provider: 1-64 letters, digits, '-' or '_', not starting with '-' or '_'.
 func ValidName(s string) bool { return nameRE.MatchString(s) }
 
+// ValidReasoning reports whether s is a reasoning effort a manifest may
+// name (or empty).
+func ValidReasoning(s string) bool {
+	switch s {
+	case "", "low", "medium", "high":
+		return true
+	}
+	return false
+}
+
 // Validate reports the first problem with m, naming the field.
 func (m *Manifest) Validate() error {
 	if !ValidName(m.Name) {
@@ -85,6 +98,9 @@ func (m *Manifest) Validate() error {
 	}
 	if m.MaxIterations < 0 || m.MaxTokens < 0 || m.TokenBudget < 0 {
 		return fmt.Errorf("max_iterations, max_tokens, token_budget: must not be negative")
+	}
+	if !ValidReasoning(m.Reasoning) {
+		return fmt.Errorf("reasoning: %q is not one of \"low\", \"medium\", \"high\"", m.Reasoning)
 	}
 	if m.Temperature != nil && (*m.Temperature < 0 || *m.Temperature > 2) {
 		return fmt.Errorf("temperature: %v is outside 0..2", *m.Temperature)

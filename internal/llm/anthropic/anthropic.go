@@ -2,10 +2,13 @@
 // through the official SDK (github.com/anthropics/anthropic-sdk-go).
 //
 // Answers are always streamed. Thinking blocks (thinking_delta) are
-// reported as llm.DeltaThinking; their signatures are dropped, since
-// llm.Message keeps thinking for display only and the adapter never enables
-// extended thinking. Requests carry max_tokens, which the API requires:
-// 4096 when llm.Request.MaxTokens is 0.
+// reported as llm.DeltaThinking and kept, with their signatures and any
+// redacted_thinking blocks, in llm.Message.Thoughts, which are replayed
+// first in the assistant turn: with extended thinking on, the API rejects
+// a tool loop whose earlier turns lost them. llm.Request.Reasoning turns
+// extended thinking on with budget llm.ReasoningBudget. Requests carry
+// max_tokens, which the API requires: 4096 when llm.Request.MaxTokens is 0,
+// raised above the thinking budget when thinking is on.
 //
 // Tool-call arguments follow llm.ToolArguments and llm.ObjectArguments:
 // llm.ToolCall.Arguments is always valid JSON. The input_json_delta

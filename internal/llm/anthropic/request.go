@@ -25,7 +25,15 @@ func params(req *llm.Request) sdk.MessageNewParams {
 	if req.System != "" {
 		params.System = []sdk.TextBlockParam{{Text: req.System}}
 	}
-	if req.Temperature != nil {
+	if budget := llm.ReasoningBudget(req.Reasoning); budget > 0 {
+		// The API wants max_tokens above the thinking budget (the budget
+		// is part of the output) and refuses a temperature with thinking
+		// on, so the answer keeps its own room and the temperature goes.
+		params.Thinking = sdk.ThinkingConfigParamOfEnabled(int64(budget))
+		if maxTokens <= budget {
+			params.MaxTokens = int64(budget + maxTokens)
+		}
+	} else if req.Temperature != nil {
 		params.Temperature = param.NewOpt(*req.Temperature)
 	}
 	for _, t := range req.Tools {
@@ -61,8 +69,8 @@ func ptr[T any](v T) *T { return &v }
 // messages converts the history. Tool results become tool_result blocks of
 // a user message; consecutive messages that map to the same role are
 // merged, since the API wants user and assistant turns to alternate.
-// Empty turns (a thinking-only assistant message) are dropped: the API
-// rejects empty content.
+// Empty turns (an assistant message with only unsigned thinking) are
+// dropped: the API rejects empty content.
 func messages(msgs []llm.Message) []sdk.MessageParam {
 	var out []sdk.MessageParam
 	add := func(role sdk.MessageParamRole, blocks []sdk.ContentBlockParamUnion) {
@@ -89,6 +97,16 @@ func messages(msgs []llm.Message) []sdk.MessageParam {
 			}
 			add(sdk.MessageParamRoleUser, blocks)
 		case llm.RoleAssistant:
+			// Signed thinking goes first and verbatim: with extended
+			// thinking on, the API rejects a tool-calling turn without it.
+			for _, th := range m.Thoughts {
+				switch {
+				case th.Redacted != "":
+					blocks = append(blocks, sdk.NewRedactedThinkingBlock(th.Redacted))
+				case th.Signature != "":
+					blocks = append(blocks, sdk.NewThinkingBlock(th.Signature, th.Text))
+				}
+			}
 			if text := m.Text(); text != "" {
 				blocks = append(blocks, sdk.NewTextBlock(text))
 			}

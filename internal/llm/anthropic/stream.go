@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -18,10 +19,12 @@ type accumulator struct {
 	text     strings.Builder
 	thinking strings.Builder
 	// calls are the tool_use blocks by content block index.
-	calls   map[int64]*partialCall
-	stop    string
-	stopped bool // message_stop seen
-	usage   llm.Usage
+	calls map[int64]*partialCall
+	// thoughts are the thinking and redacted_thinking blocks by index.
+	thoughts map[int64]*llm.Thought
+	stop     string
+	stopped  bool // message_stop seen
+	usage    llm.Usage
 }
 
 // partialCall is a tool_use block whose input is still arriving.
@@ -48,7 +51,11 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(llm.Delta
 		case "text":
 			a.addText(llm.DeltaText, b.Text, onDelta)
 		case "thinking":
+			a.thought(ev.Index).Signature = b.Signature
+			a.thought(ev.Index).Text = b.Thinking
 			a.addText(llm.DeltaThinking, b.Thinking, onDelta)
+		case "redacted_thinking":
+			a.thought(ev.Index).Redacted = b.Data
 		case "tool_use":
 			if a.calls == nil {
 				a.calls = map[int64]*partialCall{}
@@ -65,7 +72,10 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(llm.Delta
 		case "text_delta":
 			a.addText(llm.DeltaText, d.Text, onDelta)
 		case "thinking_delta":
+			a.thought(ev.Index).Text += d.Thinking
 			a.addText(llm.DeltaThinking, d.Thinking, onDelta)
+		case "signature_delta":
+			a.thought(ev.Index).Signature += d.Signature
 		case "input_json_delta":
 			if c, ok := a.calls[ev.Index]; ok {
 				c.input.WriteString(d.PartialJSON)
@@ -83,6 +93,19 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(llm.Delta
 	case "message_stop":
 		a.stopped = true
 	}
+}
+
+// thought is the reasoning block at index, created on first use.
+func (a *accumulator) thought(index int64) *llm.Thought {
+	if a.thoughts == nil {
+		a.thoughts = map[int64]*llm.Thought{}
+	}
+	th, ok := a.thoughts[index]
+	if !ok {
+		th = &llm.Thought{}
+		a.thoughts[index] = th
+	}
+	return th
 }
 
 func (a *accumulator) addText(kind llm.DeltaKind, text string, onDelta func(llm.Delta)) {
@@ -106,6 +129,12 @@ func (a *accumulator) response() (*llm.Response, error) {
 	msg := llm.Message{Role: llm.RoleAssistant, Thinking: a.thinking.String()}
 	if a.text.Len() > 0 {
 		msg.Parts = []llm.Part{{Text: a.text.String()}}
+	}
+	for _, i := range slices.Sorted(maps.Keys(a.thoughts)) {
+		// Unsigned thinking cannot be replayed; it stays display text.
+		if th := a.thoughts[i]; th.Signature != "" || th.Redacted != "" {
+			msg.Thoughts = append(msg.Thoughts, *th)
+		}
 	}
 	calls := make([]*partialCall, 0, len(a.calls))
 	for _, c := range a.calls {

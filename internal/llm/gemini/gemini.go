@@ -13,9 +13,10 @@
 //
 // Thought signatures: Gemini attaches an opaque thoughtSignature to
 // function calls and, for thinking models, requires it back with the call
-// in the history. llm.ToolCall has no field for it, so the Provider
-// remembers the signatures of recent calls (by call ID, in memory, the
-// last 4096) and sends them back when the history replays those calls.
+// in the history. It is kept in llm.ToolCall.Signature, which is stored
+// with the conversation, so a tool loop resumed after a restart (or on
+// another Provider) still sends it. llm.Request.Reasoning sets a thinking
+// budget of llm.ReasoningBudget tokens and asks for the thoughts.
 //
 // Tool-call arguments: Gemini sends arguments as a JSON object, which is
 // kept as llm.ToolCall.Arguments. When the model writes a call the API
@@ -45,7 +46,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/genai"
@@ -62,8 +62,6 @@ const (
 	defaultBaseURL = "https://generativelanguage.googleapis.com/"
 	// defaultMaxRetries applies when Options.MaxRetries is 0.
 	defaultMaxRetries = 3
-	// signatureCacheSize bounds the remembered thought signatures.
-	signatureCacheSize = 4096
 )
 
 // Options configures a Provider.
@@ -93,7 +91,6 @@ type Provider struct {
 	key    string
 	envVar string
 	logger *slog.Logger
-	sigs   signatureCache
 	// retry is the transport installed in the client, kept so tests can
 	// shorten its backoff.
 	retry *retryTransport
@@ -184,7 +181,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 	if acc.finishMessage == "" {
 		acc.finishMessage = capture.get()
 	}
-	resp, err := acc.response(&p.sigs)
+	resp, err := acc.response()
 	if err != nil {
 		return nil, fmt.Errorf("gemini: generate: %w", err)
 	}
@@ -223,34 +220,4 @@ func invalidKey(e genai.APIError) bool {
 		}
 	}
 	return strings.Contains(e.Message, "API key not valid")
-}
-
-// signatureCache remembers the thought signatures of recent function calls
-// by call ID, evicting the oldest beyond signatureCacheSize.
-type signatureCache struct {
-	mu    sync.Mutex
-	sigs  map[string][]byte
-	order []string
-}
-
-func (c *signatureCache) put(id string, sig []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.sigs == nil {
-		c.sigs = map[string][]byte{}
-	}
-	if _, ok := c.sigs[id]; !ok {
-		c.order = append(c.order, id)
-	}
-	c.sigs[id] = sig
-	for len(c.order) > signatureCacheSize {
-		delete(c.sigs, c.order[0])
-		c.order = c.order[1:]
-	}
-}
-
-func (c *signatureCache) get(id string) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sigs[id]
 }

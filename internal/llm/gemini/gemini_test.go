@@ -134,19 +134,9 @@ func TestMalformedCallName(t *testing.T) {
 func TestBlockedPromptIsARefusal(t *testing.T) {
 	var acc accumulator
 	acc.add(&genai.GenerateContentResponse{PromptFeedback: &genai.GenerateContentResponsePromptFeedback{BlockReason: "SAFETY"}}, func(llm.Delta) {})
-	resp, err := acc.response(&signatureCache{})
+	resp, err := acc.response()
 	if err != nil || resp.StopReason != llm.StopRefusal {
 		t.Errorf("response %+v, err %v; want a refusal", resp, err)
-	}
-}
-
-func TestSignatureCacheEvicts(t *testing.T) {
-	var c signatureCache
-	for i := range signatureCacheSize + 10 {
-		c.put(string(rune(i+1000)), []byte{byte(i)})
-	}
-	if c.get(string(rune(1000))) != nil || c.get(string(rune(1000+signatureCacheSize+9))) == nil || len(c.sigs) != signatureCacheSize {
-		t.Errorf("cache holds %d entries", len(c.sigs))
 	}
 }
 

@@ -29,6 +29,9 @@ func (p *Provider) request(req *llm.Request) ([]*genai.Content, *genai.GenerateC
 	if req.Temperature != nil {
 		config.Temperature = genai.Ptr(float32(*req.Temperature))
 	}
+	if budget := llm.ReasoningBudget(req.Reasoning); budget > 0 {
+		config.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true, ThinkingBudget: genai.Ptr(int32(budget))}
+	}
 	if len(req.Tools) > 0 {
 		decls := make([]*genai.FunctionDeclaration, len(req.Tools))
 		for i, t := range req.Tools {
@@ -81,7 +84,7 @@ func (p *Provider) contents(msgs []llm.Message) []*genai.Content {
 				if !strings.HasPrefix(c.ID, syntheticIDPrefix) {
 					fc.ID = c.ID
 				}
-				parts = append(parts, &genai.Part{FunctionCall: fc, ThoughtSignature: p.sigs.get(c.ID)})
+				parts = append(parts, &genai.Part{FunctionCall: fc, ThoughtSignature: c.Signature})
 			}
 			add(genai.RoleModel, parts)
 		case llm.RoleTool:

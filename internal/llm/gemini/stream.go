@@ -74,10 +74,9 @@ func (a *accumulator) add(chunk *genai.GenerateContentResponse, onDelta func(llm
 	}
 }
 
-// response returns the assembled answer, remembering thought signatures in
-// sigs. A stream that ended without a finish reason was cut off, and is an
+// response returns the assembled answer. A stream that ended without a finish reason was cut off, and is an
 // error rather than a short answer.
-func (a *accumulator) response(sigs *signatureCache) (*llm.Response, error) {
+func (a *accumulator) response() (*llm.Response, error) {
 	if a.finish == "" && !a.blocked {
 		return nil, fmt.Errorf("stream ended before the model finished: %w", io.ErrUnexpectedEOF)
 	}
@@ -96,10 +95,7 @@ func (a *accumulator) response(sigs *signatureCache) (*llm.Response, error) {
 				args = b
 			}
 		}
-		if len(c.sig) > 0 {
-			sigs.put(id, c.sig)
-		}
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: c.fc.Name, Arguments: args})
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: c.fc.Name, Arguments: args, Signature: c.sig})
 	}
 	if a.finish == genai.FinishReasonMalformedFunctionCall && len(msg.ToolCalls) == 0 {
 		msg.ToolCalls = append(msg.ToolCalls, malformedCall(a.finishMessage))

@@ -16,11 +16,20 @@ import (
 // POST {URL}/v1/messages, streamed or not. Like the real API it rejects
 // requests without an anthropic-version header or max_tokens. Thinking is
 // streamed as a thinking content block (thinking_delta, then
-// signature_delta).
+// signature_delta with AnthropicSignature). With extended thinking on, it
+// enforces what the real API does: a budget of at least 1024 tokens below
+// max_tokens, no temperature other than 1, and signed thinking first in the
+// assistant turn that made the tool calls being answered.
+//
+// AnthropicSignature is the signature the fake puts on thinking blocks;
+// thinking sent back with another signature is rejected.
 func NewAnthropicServer(tb testing.TB, h Handler) *Server {
 	tb.Helper()
 	return newServer(tb, VendorAnthropic, "", anthropicAPI{}, h)
 }
+
+// AnthropicSignature signs the fake's thinking blocks.
+const AnthropicSignature = "llmtest-signature"
 
 type anthropicAPI struct{}
 
@@ -32,6 +41,10 @@ type antRequest struct {
 	Tools       []antTool       `json:"tools"`
 	Temperature *float64        `json:"temperature"`
 	Stream      bool            `json:"stream"`
+	Thinking    *struct {
+		Type         string `json:"type"`
+		BudgetTokens int    `json:"budget_tokens"`
+	} `json:"thinking"`
 }
 
 type antMessage struct {
@@ -60,6 +73,8 @@ type antBlock struct {
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
 	Thinking  string          `json:"thinking"`
+	Signature *string         `json:"signature"`
+	Data      string          `json:"data"`
 }
 
 func (anthropicAPI) decode(r *http.Request, body []byte) (*Request, int, error) {
@@ -98,6 +113,17 @@ func decodeAnthropicRequest(body []byte) (*Request, error) {
 		return nil, errors.New("messages: at least one message is required")
 	}
 	req := &Request{Model: in.Model, MaxTokens: in.MaxTokens, Temperature: in.Temperature, Stream: in.Stream}
+	if th := in.Thinking; th != nil && th.Type == "enabled" {
+		switch {
+		case th.BudgetTokens < 1024:
+			return nil, errors.New("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+		case in.MaxTokens <= th.BudgetTokens:
+			return nil, errors.New("`max_tokens` must be greater than `thinking.budget_tokens`")
+		case in.Temperature != nil && *in.Temperature != 1:
+			return nil, errors.New("`temperature` may only be set to 1 when thinking is enabled")
+		}
+		req.ThinkingBudget = th.BudgetTokens
+	}
 	sys, err := antBlocks(in.System)
 	if err != nil {
 		return nil, fmt.Errorf("system: %w", err)
@@ -168,13 +194,29 @@ func decodeAnthropicRequest(body []byte) (*Request, error) {
 			}
 		case "assistant":
 			msg := llm.Message{Role: llm.RoleAssistant}
-			for _, b := range blocks {
+			if req.ThinkingBudget > 0 && i == len(in.Messages)-2 && hasToolUse(blocks) &&
+				blocks[0].Type != "thinking" && blocks[0].Type != "redacted_thinking" {
+				return nil, fmt.Errorf("messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. "+
+					"When `thinking` is enabled, a final `assistant` message must start with a thinking block", i, blocks[0].Type)
+			}
+			for j, b := range blocks {
 				switch b.Type {
 				case "text":
 					msg.Parts = append(msg.Parts, llm.Part{Text: b.Text})
 				case "thinking":
+					if b.Signature == nil {
+						return nil, fmt.Errorf("messages.%d.content.%d.thinking.signature: Field required", i, j)
+					}
+					if *b.Signature != AnthropicSignature {
+						return nil, fmt.Errorf("messages.%d.content.%d: Invalid `signature` in `thinking` block", i, j)
+					}
 					msg.Thinking += b.Thinking
+					msg.Thoughts = append(msg.Thoughts, llm.Thought{Text: b.Thinking, Signature: *b.Signature})
 				case "redacted_thinking":
+					if b.Data == "" {
+						return nil, fmt.Errorf("messages.%d.content.%d.redacted_thinking.data: Field required", i, j)
+					}
+					msg.Thoughts = append(msg.Thoughts, llm.Thought{Redacted: b.Data})
 				case "tool_use":
 					if b.ID == "" || b.Name == "" {
 						return nil, fmt.Errorf("messages.%d: tool_use without id or name", i)
@@ -194,6 +236,15 @@ func decodeAnthropicRequest(body []byte) (*Request, error) {
 		}
 	}
 	return req, nil
+}
+
+func hasToolUse(blocks []antBlock) bool {
+	for _, b := range blocks {
+		if b.Type == "tool_use" {
+			return true
+		}
+	}
+	return false
 }
 
 // antBlocks decodes content that is either a string or an array of blocks.
@@ -255,7 +306,7 @@ func (anthropicAPI) writeReply(s *stream, req *Request, rep Reply) error {
 	if !req.Stream {
 		var content []any
 		if rep.Thinking != "" {
-			content = append(content, map[string]any{"type": "thinking", "thinking": rep.Thinking, "signature": "llmtest-signature"})
+			content = append(content, map[string]any{"type": "thinking", "thinking": rep.Thinking, "signature": AnthropicSignature})
 		}
 		if rep.Text != "" {
 			content = append(content, map[string]any{"type": "text", "text": rep.Text})
@@ -315,7 +366,7 @@ func (anthropicAPI) writeReply(s *stream, req *Request, rep Reply) error {
 		for _, p := range split(rep.Thinking, rep.Chunks) {
 			deltas = append(deltas, map[string]any{"type": "thinking_delta", "thinking": p})
 		}
-		deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": "llmtest-signature"})
+		deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": AnthropicSignature})
 		if err := block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, deltas); err != nil {
 			return err
 		}

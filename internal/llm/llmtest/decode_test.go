@@ -1,8 +1,11 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/internal/llm"
@@ -50,7 +53,7 @@ func TestDecodeAnthropicRequest(t *testing.T) {
 	body := `{"model":"claude","max_tokens":99,"system":[{"type":"text","text":"sys"}],
 	"messages":[
 		{"role":"user","content":"hi"},
-		{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"ok"},{"type":"tool_use","id":"tu1","name":"read","input":{"p":1}}]},
+		{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"llmtest-signature"},{"type":"redacted_thinking","data":"enc"},{"type":"text","text":"ok"},{"type":"tool_use","id":"tu1","name":"read","input":{"p":1}}]},
 		{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":[{"type":"text","text":"res"}],"is_error":true},{"type":"text","text":"more"},{"type":"image","source":{"type":"base64","media_type":"image/gif","data":"R0lG"}}]}
 	],
 	"tools":[{"name":"read","input_schema":{"type":"object"}}]}`
@@ -63,7 +66,7 @@ func TestDecodeAnthropicRequest(t *testing.T) {
 		Tools: []llm.ToolDef{{Name: "read", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		Messages: []llm.Message{
 			llm.TextMessage(llm.RoleUser, "hi"),
-			{Role: llm.RoleAssistant, Thinking: "t", Parts: []llm.Part{{Text: "ok"}}, ToolCalls: []llm.ToolCall{{ID: "tu1", Name: "read", Arguments: json.RawMessage(`{"p":1}`)}}},
+			{Role: llm.RoleAssistant, Thinking: "t", Thoughts: []llm.Thought{{Text: "t", Signature: AnthropicSignature}, {Redacted: "enc"}}, Parts: []llm.Part{{Text: "ok"}}, ToolCalls: []llm.ToolCall{{ID: "tu1", Name: "read", Arguments: json.RawMessage(`{"p":1}`)}}},
 			{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "tu1", Name: "read", Content: "res", IsError: true}}},
 			{Role: llm.RoleUser, Parts: []llm.Part{{Text: "more"}, {Image: &llm.Image{MIMEType: "image/gif", Data: []byte("GIF")}}}},
 		},
@@ -73,6 +76,55 @@ func TestDecodeAnthropicRequest(t *testing.T) {
 	}
 	if _, err := decodeAnthropicRequest([]byte(`{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"b","input":"str"}]}]}`)); err == nil {
 		t.Error("tool_use input that is not an object was accepted")
+	}
+}
+
+// The real API's rules for extended thinking, which the fake enforces so
+// that an adapter breaking them fails here rather than in production.
+func TestDecodeAnthropicThinkingRules(t *testing.T) {
+	const loop = `"messages":[{"role":"user","content":"hi"},
+		{"role":"assistant","content":[%s{"type":"tool_use","id":"tu1","name":"read","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"res"}]}]`
+	signed := `{"type":"thinking","thinking":"t","signature":"llmtest-signature"},`
+	for _, tc := range []struct {
+		name, body, wantErr string
+	}{
+		{"signed thinking kept", `{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":2048},` + fmt.Sprintf(loop, signed) + `}`, ""},
+		{"thinking lost in the tool loop", `{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":2048},` + fmt.Sprintf(loop, "") + `}`, "must start with a thinking block"},
+		{"thinking off needs none", `{"model":"m","max_tokens":4096,` + fmt.Sprintf(loop, "") + `}`, ""},
+		{"forged signature", `{"model":"m","max_tokens":4096,` + fmt.Sprintf(loop, `{"type":"thinking","thinking":"t","signature":"x"},`) + `}`, "Invalid `signature`"},
+		{"unsigned thinking", `{"model":"m","max_tokens":4096,` + fmt.Sprintf(loop, `{"type":"thinking","thinking":"t"},`) + `}`, "signature: Field required"},
+		{"budget below minimum", `{"model":"m","max_tokens":4096,"thinking":{"type":"enabled","budget_tokens":512},"messages":[{"role":"user","content":"hi"}]}`, "greater than or equal to 1024"},
+		{"max_tokens within budget", `{"model":"m","max_tokens":2048,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[{"role":"user","content":"hi"}]}`, "must be greater than"},
+		{"temperature with thinking", `{"model":"m","max_tokens":4096,"temperature":0.2,"thinking":{"type":"enabled","budget_tokens":2048},"messages":[{"role":"user","content":"hi"}]}`, "temperature"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeAnthropicRequest([]byte(tc.body))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestDecodeGeminiThoughtSignatureRule(t *testing.T) {
+	sig := base64.StdEncoding.EncodeToString(GeminiThoughtSignature)
+	const tmpl = `{"generationConfig":{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":2048}},"contents":[
+		{"role":"user","parts":[{"text":"go"}]},
+		{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}%s}]},
+		{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"x"}}}]}]}`
+	if _, err := decodeGeminiRequest([]byte(fmt.Sprintf(tmpl, `,"thoughtSignature":"`+sig+`"`))); err != nil {
+		t.Errorf("signed call rejected: %v", err)
+	}
+	if _, err := decodeGeminiRequest([]byte(fmt.Sprintf(tmpl, ""))); err == nil || !strings.Contains(err.Error(), "thought_signature") {
+		t.Errorf("unsigned call of the current turn: err = %v", err)
+	}
+	older := strings.Replace(fmt.Sprintf(tmpl, ""), `]}]}`, `]},{"role":"user","parts":[{"text":"next"}]}]}`, 1)
+	if _, err := decodeGeminiRequest([]byte(older)); err != nil {
+		t.Errorf("unsigned call of an earlier turn rejected: %v", err)
 	}
 }
 
@@ -95,7 +147,7 @@ func TestDecodeGeminiRequest(t *testing.T) {
 		Tools: []llm.ToolDef{{Name: "read", Description: "r", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 		Messages: []llm.Message{
 			{Role: llm.RoleUser, Parts: []llm.Part{{Text: "hi"}, {Image: &llm.Image{MIMEType: "image/png", Data: []byte{1, 2}}}}},
-			{Role: llm.RoleAssistant, Thinking: "t", Parts: []llm.Part{{Text: "calling"}}, ToolCalls: []llm.ToolCall{{Name: "read", Arguments: json.RawMessage(`{"p":1}`)}}},
+			{Role: llm.RoleAssistant, Thinking: "t", Parts: []llm.Part{{Text: "calling"}}, ToolCalls: []llm.ToolCall{{Name: "read", Arguments: json.RawMessage(`{"p":1}`), Signature: []byte("sig")}}},
 			{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{Name: "read", Content: "boom", IsError: true}, {CallID: "x", Name: "read", Content: `{"rows":[1]}`}}},
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,9 @@ import (
 // POST {URL}/{version}/models/{model}:streamGenerateContent?alt=sse and
 // :generateContent. Function calls carry no IDs (like the real Gemini API)
 // and the first one carries a thoughtSignature, which clients must send
-// back. Thinking is streamed as parts with "thought": true.
+// back: with thinking on (generationConfig.thinkingConfig), a request that
+// replays a function call of the current turn without it is rejected, as
+// Gemini 3 does. Thinking is streamed as parts with "thought": true.
 func NewGeminiServer(tb testing.TB, h Handler) *Server {
 	tb.Helper()
 	return newServer(tb, VendorGemini, "", geminiAPI{}, h)
@@ -43,6 +46,10 @@ type gemRequest struct {
 	GenerationConfig *struct {
 		MaxOutputTokens int      `json:"maxOutputTokens"`
 		Temperature     *float64 `json:"temperature"`
+		ThinkingConfig  *struct {
+			IncludeThoughts bool `json:"includeThoughts"`
+			ThinkingBudget  int  `json:"thinkingBudget"`
+		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
 }
 
@@ -110,6 +117,14 @@ func decodeGeminiRequest(body []byte) (*Request, error) {
 	if in.GenerationConfig != nil {
 		req.MaxTokens = in.GenerationConfig.MaxOutputTokens
 		req.Temperature = in.GenerationConfig.Temperature
+		if tc := in.GenerationConfig.ThinkingConfig; tc != nil {
+			req.ThinkingBudget = tc.ThinkingBudget
+		}
+	}
+	if req.ThinkingBudget > 0 {
+		if err := checkThoughtSignatures(in.Contents); err != nil {
+			return nil, err
+		}
 	}
 	if in.SystemInstruction != nil {
 		for _, p := range in.SystemInstruction.Parts {
@@ -174,7 +189,11 @@ func decodeGeminiRequest(body []byte) (*Request, error) {
 					if len(args) == 0 || string(args) == "null" {
 						args = []byte("{}")
 					}
-					msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: fc.ID, Name: fc.Name, Arguments: args})
+					call := llm.ToolCall{ID: fc.ID, Name: fc.Name, Arguments: args}
+					if sig, err := decodeBase64(p.ThoughtSignature); err == nil && len(sig) > 0 {
+						call.Signature = sig
+					}
+					msg.ToolCalls = append(msg.ToolCalls, call)
 				case p.Thought:
 					msg.Thinking += p.Text
 				case p.FunctionResponse != nil, p.InlineData != nil:
@@ -189,6 +208,30 @@ func decodeGeminiRequest(body []byte) (*Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// checkThoughtSignatures rejects model turns of the current turn (after
+// the last user text) whose first function call lacks the fake's
+// signature.
+func checkThoughtSignatures(contents []gemContent) error {
+	start := 0
+	for i, c := range contents {
+		if c.Role != "model" && slices.ContainsFunc(c.Parts, func(p gemPart) bool { return p.FunctionResponse == nil }) {
+			start = i + 1
+		}
+	}
+	for i := start; i < len(contents); i++ {
+		for j, p := range contents[i].Parts {
+			if p.FunctionCall == nil {
+				continue
+			}
+			if sig, err := decodeBase64(p.ThoughtSignature); err != nil || !bytes.Equal(sig, GeminiThoughtSignature) {
+				return fmt.Errorf("contents[%d].parts[%d]: function call %s is missing a thought_signature", i, j, p.FunctionCall.Name)
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // gemResult extracts a tool result's content from a functionResponse

@@ -60,6 +60,11 @@ type Request struct {
 	Temperature *float64
 	// Stream is whether the client asked for a streamed answer.
 	Stream bool
+	// ReasoningEffort is OpenAI's reasoning_effort, if sent.
+	ReasoningEffort string
+	// ThinkingBudget is the thinking-token budget Anthropic's thinking
+	// or Gemini's thinkingConfig asked for; 0 if thinking is off.
+	ThinkingBudget int
 	// APIKey is the credential the client presented (bearer token,
 	// x-api-key or x-goog-api-key), empty if none.
 	APIKey string

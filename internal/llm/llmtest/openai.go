@@ -32,6 +32,7 @@ type oaiRequest struct {
 	MaxCompletionTokens *int         `json:"max_completion_tokens"`
 	Temperature         *float64     `json:"temperature"`
 	Stream              bool         `json:"stream"`
+	ReasoningEffort     string       `json:"reasoning_effort"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -95,7 +96,7 @@ func decodeOpenAIRequest(body []byte) (*Request, error) {
 	if len(in.Messages) == 0 {
 		return nil, errors.New("messages must not be empty")
 	}
-	req := &Request{Model: in.Model, Temperature: in.Temperature, Stream: in.Stream}
+	req := &Request{Model: in.Model, Temperature: in.Temperature, Stream: in.Stream, ReasoningEffort: in.ReasoningEffort}
 	switch {
 	case in.MaxCompletionTokens != nil:
 		req.MaxTokens = *in.MaxCompletionTokens

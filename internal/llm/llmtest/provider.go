@@ -64,7 +64,10 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 		MaxTokens:   req.MaxTokens,
 		Temperature: req.Temperature,
 		Stream:      true,
-		tb:          p.tb,
+		// The scripted provider has no wire format; it reports the
+		// neutral effort where OpenAI's fake reports reasoning_effort.
+		ReasoningEffort: string(req.Reasoning),
+		tb:              p.tb,
 	}
 	p.add(r)
 	rep := p.handler(r)
@@ -112,8 +115,10 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 	if rep.Text != "" {
 		msg.Parts = []llm.Part{{Text: rep.Text}}
 	}
-	for _, c := range rep.calls(newIDs("call_llmtest", r.Seq)) {
-		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: rawArgs(c.args)})
+	for i, c := range rep.calls(newIDs("call_llmtest", r.Seq)) {
+		// A scripted signature stands for a vendor's (Gemini's thought
+		// signature): it must survive to the next request.
+		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: rawArgs(c.args), Signature: rep.ToolCalls[i].Signature})
 	}
 	return &llm.Response{Message: msg, Usage: rep.Usage, StopReason: rep.stopReason()}, nil
 }
@@ -134,7 +139,9 @@ func cloneMessages(msgs []llm.Message) []llm.Message {
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 		for j, c := range m.ToolCalls {
 			m.ToolCalls[j].Arguments = json.RawMessage(slices.Clone([]byte(c.Arguments)))
+			m.ToolCalls[j].Signature = slices.Clone(c.Signature)
 		}
+		m.Thoughts = slices.Clone(m.Thoughts)
 		m.ToolResults = slices.Clone(m.ToolResults)
 		out[i] = m
 	}

@@ -43,6 +43,7 @@ func RunProviderSuite(t *testing.T, newProvider func(t *testing.T, baseURL, apiK
 	}{
 		{"text streamed in order", s.textStreamedInOrder},
 		{"thinking", s.thinking},
+		{"reasoning resumed after a restart", s.reasoningResumed},
 		{"single tool call", s.singleToolCall},
 		{"parallel tool calls", s.parallelToolCalls},
 		{"tool results round trip", s.toolResultsRoundTrip},
@@ -229,6 +230,50 @@ func (s *suite) thinking(t *testing.T) {
 	}
 	if r.resp.Message.Thinking != thinking || r.resp.Message.Text() != text {
 		t.Errorf("response thinking %q, text %q", r.resp.Message.Thinking, r.resp.Message.Text())
+	}
+}
+
+// reasoningResumed asks for reasoning, stores the tool-calling turn the way
+// the session store does (JSON) and answers it through a new provider, as
+// a daemon restarted mid tool loop would. The fakes reject what the real
+// APIs reject: an Anthropic tool turn without its signed thinking, a
+// Gemini call without its thought signature, a temperature with thinking.
+func (s *suite) reasoningResumed(t *testing.T) {
+	srv, p := s.setup(t, Script(
+		Reply{Thinking: "I should read the file.", ToolCalls: []llm.ToolCall{ToolCall("read_file", `{"path":"a.txt"}`)}},
+		Reply{Thinking: "It greets.", Text: "It says hi."},
+	))
+	temp := 0.3
+	req := request(llm.TextMessage(llm.RoleUser, "read a.txt"))
+	req.Tools = []llm.ToolDef{readFile}
+	req.Reasoning = llm.EffortMedium
+	req.Temperature = &temp
+	first := mustGenerate(t, p, req)
+	got := srv.Last()
+	if got.Vendor == VendorOpenAI {
+		if got.ReasoningEffort != string(llm.EffortMedium) {
+			t.Errorf("reasoning_effort = %q, want %q", got.ReasoningEffort, llm.EffortMedium)
+		}
+	} else if want := llm.ReasoningBudget(llm.EffortMedium); got.ThinkingBudget != want {
+		t.Errorf("thinking budget = %d, want %d", got.ThinkingBudget, want)
+	}
+	if first.resp.Message.Thinking != "I should read the file." || len(first.resp.Message.ToolCalls) != 1 {
+		t.Fatalf("first turn = %+v", first.resp.Message)
+	}
+	raw, err := json.Marshal(first.resp.Message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored llm.Message
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		t.Fatal(err)
+	}
+	call := stored.ToolCalls[0]
+	req.Messages = append(req.Messages, stored, llm.Message{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: call.ID, Name: call.Name, Content: "hi"}}})
+	restarted := s.newProvider(t, srv.URL, suiteKey)
+	second := mustGenerate(t, restarted, req)
+	if text := second.resp.Message.Text(); text != "It says hi." {
+		t.Errorf("second turn text = %q", text)
 	}
 }
 

@@ -6,7 +6,8 @@
 // Answers are always streamed, with usage requested through
 // stream_options. Reasoning that compatible servers expose in the
 // non-standard delta fields reasoning_content or reasoning is reported as
-// llm.DeltaThinking. llm.Request.MaxTokens is sent as max_completion_tokens
+// llm.DeltaThinking; llm.Request.Reasoning is sent as reasoning_effort.
+// llm.Request.MaxTokens is sent as max_completion_tokens
 // to api.openai.com (its reasoning models refuse max_tokens) and as
 // max_tokens elsewhere (older compatible servers know nothing else).
 //

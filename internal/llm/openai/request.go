@@ -29,6 +29,11 @@ func (p *Provider) params(req *llm.Request) oai.ChatCompletionNewParams {
 	if req.Temperature != nil {
 		params.Temperature = param.NewOpt(*req.Temperature)
 	}
+	if req.Reasoning != "" {
+		// OpenAI's reasoning models and several compatible servers take
+		// the effort by name; servers that do not know it ignore it.
+		params.ReasoningEffort = shared.ReasoningEffort(req.Reasoning)
+	}
 	for _, t := range req.Tools {
 		params.Tools = append(params.Tools, tool(t))
 	}
