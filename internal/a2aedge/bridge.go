@@ -743,7 +743,7 @@ func (b *Bridge) seal(st requestState) string {
 // open checks and decodes a sealed state for tool.
 func (b *Bridge) open(s, tool string) (requestState, error) {
 	payload, sig, ok := strings.Cut(s, ".")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if !ok || err != nil {
 		return requestState{}, errors.New("malformed")
 	}
@@ -752,7 +752,7 @@ func (b *Bridge) open(s, tool string) (requestState, error) {
 	if !hmac.Equal(got, mac.Sum(nil)) {
 		return requestState{}, errors.New("not issued by this daemon (or it restarted since)")
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(payload)
 	var st requestState
 	if err != nil || json.Unmarshal(raw, &st) != nil || st.Tool != tool || st.Task == "" {
 		return requestState{}, errors.New("not for this tool")
