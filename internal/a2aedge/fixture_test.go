@@ -48,6 +48,8 @@ type fixtureOptions struct {
 	external []ExternalAgent
 	tools    []tool.Tool
 	dbPath   string
+	// pushStore keeps push configs in the database, as the daemon does.
+	pushStore bool
 	// agents are added to testAgents; mcp serves the proxy agents and is
 	// a tool source.
 	agents []manifest.Manifest
@@ -108,7 +110,11 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 		t.Fatal(err)
 	}
 	guard := func(allow bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allow} }
-	f.pusher = NewPusher(PusherOptions{Policy: guard(true), Backoff: 10 * time.Millisecond})
+	popts := PusherOptions{Policy: guard(true), Backoff: 10 * time.Millisecond}
+	if o.pushStore {
+		popts.Store = db
+	}
+	f.pusher = NewPusher(popts)
 	f.client = NewClient(ClientOptions{External: o.external, Guard: guard, RetryInterval: 50 * time.Millisecond,
 		LookupSecret: func(n string) (string, bool) { v, ok := os.LookupEnv(n); return v, ok }})
 	f.reg.AddSource(f.client)

@@ -10,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/store"
 )
 
 // PusherOptions configure push-notification delivery. Zero values take
@@ -43,15 +46,33 @@ type PusherOptions struct {
 	// MaxTasks bounds the tasks whose configs are kept (oldest dropped
 	// first); default DefaultMaxTasks.
 	MaxTasks int
-	Logger   *slog.Logger
+	// Store keeps the configs so that they survive a restart; nil keeps
+	// them in memory only. The configs' tokens and credentials are stored
+	// with them: a webhook must still authenticate after a restart.
+	Store  PushConfigStore
+	Logger *slog.Logger
 }
+
+// PushConfigStore is the part of store.PushConfigStore a Pusher uses: it
+// reads everything once and then serves reads from memory, since a2a-go
+// lists a task's configs for every event of the task.
+type PushConfigStore interface {
+	PutPushConfig(ctx context.Context, c store.PushConfig) error
+	AllPushConfigs(ctx context.Context) ([]store.PushConfig, error)
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+	DeletePushConfigs(ctx context.Context, taskID string) (int, error)
+}
+
+var _ PushConfigStore = store.PushConfigStore(nil)
 
 // Pusher delivers A2A events to the webhooks clients register for their
 // tasks. It is a2a-go's push.Sender, but it never blocks a task: SendPush
 // queues the event and returns, and workers deliver with retries.
 //
-// Configs live in memory: they do not survive a restart, and a restart
-// fails every running task anyway (see TaskStore.FailRunningTasks).
+// Configs live in memory, and also in PusherOptions.Store when one is
+// given, so that tasks/pushNotificationConfig/get and list still answer
+// after a restart and Notify can reach the webhooks of a task the restart
+// ended (see TaskStore.FailRunningTasks).
 type Pusher struct {
 	opts    PusherOptions
 	log     *slog.Logger
@@ -97,7 +118,8 @@ func NewPusher(opts PusherOptions) *Pusher {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pusher{
 		opts: opts, log: orDiscard(opts.Logger), client: client, ctx: ctx, cancel: cancel,
-		configs: &pushConfigs{policy: opts.Policy, max: opts.MaxTasks, byTask: map[a2a.TaskID][]*a2a.PushConfig{}},
+		configs: &pushConfigs{policy: opts.Policy, max: opts.MaxTasks, db: opts.Store, log: orDiscard(opts.Logger),
+			byTask: map[a2a.TaskID][]*a2a.PushConfig{}},
 	}
 	for range opts.Workers {
 		q := make(chan delivery, opts.QueueSize)
@@ -114,6 +136,20 @@ func (p *Pusher) Configs() push.ConfigStore { return p.configs }
 func (p *Pusher) Close() error {
 	p.cancel()
 	p.wg.Wait()
+	return nil
+}
+
+// Notify queues event for every webhook registered for taskID, as a2a-go
+// does for the events of the tasks it runs. It serves the events a2a-go
+// does not see, such as the failure of a task that a restart ended.
+func (p *Pusher) Notify(ctx context.Context, taskID a2a.TaskID, event a2a.Event) error {
+	cfgs, err := p.configs.List(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	for _, c := range cfgs {
+		_ = p.SendPush(ctx, c, event) // never fails: it queues or drops
+	}
 	return nil
 }
 
@@ -202,11 +238,21 @@ func (p *Pusher) post(ctx context.Context, d delivery) (retry bool, err error) {
 	return resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests, fmt.Errorf("webhook answered %s", resp.Status)
 }
 
-// pushConfigs is a bounded in-memory push.ConfigStore that refuses
-// webhook URLs the SSRF guard blocks.
+// pushConfigs is a bounded push.ConfigStore that refuses webhook URLs the
+// SSRF guard blocks. It serves every read from memory; with a db, each
+// change is written there first, and the first call loads what an earlier
+// process stored.
 type pushConfigs struct {
 	policy *netguard.Policy
 	max    int
+	db     PushConfigStore // nil: memory only
+	log    *slog.Logger
+
+	// wmu orders changes (and the load), so that the db and the map
+	// change in the same order; readers only take mu, and never wait
+	// for the db except before the load.
+	wmu    sync.Mutex
+	loaded atomic.Bool // byTask holds db's configs
 
 	mu     sync.RWMutex
 	byTask map[a2a.TaskID][]*a2a.PushConfig
@@ -214,6 +260,80 @@ type pushConfigs struct {
 }
 
 var _ push.ConfigStore = (*pushConfigs)(nil)
+
+// ready loads the stored configs if that has not been done yet.
+func (s *pushConfigs) ready(ctx context.Context) error {
+	if s.db == nil || s.loaded.Load() {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.loadLocked(ctx)
+}
+
+// loadLocked reads every stored config into memory, once; s.wmu is held.
+// A failure leaves nothing loaded, and the next call tries again.
+func (s *pushConfigs) loadLocked(ctx context.Context) error {
+	if s.db == nil || s.loaded.Load() {
+		return nil
+	}
+	stored, err := s.db.AllPushConfigs(ctx)
+	if err != nil {
+		return fmt.Errorf("load push notification configs: %w", err)
+	}
+	byTask := map[a2a.TaskID][]*a2a.PushConfig{}
+	var order []a2a.TaskID
+	for _, r := range stored { // oldest first: order comes out as it was
+		var c a2a.PushConfig
+		if err := json.Unmarshal(r.Config, &c); err != nil || c.URL == "" {
+			// Neither the payload nor the decoder's message (which may
+			// quote it) is logged: it holds the webhook's secrets.
+			s.log.Warn("stored push notification config is unreadable; ignored", "task", r.TaskID, "config", r.ID)
+			continue
+		}
+		c.TaskID, c.ID = a2a.TaskID(r.TaskID), r.ID // the keys are the store's
+		if _, ok := byTask[c.TaskID]; !ok {
+			order = append(order, c.TaskID)
+		}
+		byTask[c.TaskID] = append(byTask[c.TaskID], &c)
+	}
+	s.mu.Lock()
+	s.byTask, s.order = byTask, order
+	evicted := s.evictLocked() // MaxTasks may be lower than last time
+	tasks := len(s.order)
+	s.mu.Unlock()
+	s.loaded.Store(true)
+	s.forget(ctx, evicted)
+	if len(stored) > 0 {
+		s.log.Debug("loaded push notification configs", "configs", len(stored), "tasks", tasks)
+	}
+	return nil
+}
+
+// evictLocked drops the oldest tasks beyond the bound and returns them;
+// s.mu is held.
+func (s *pushConfigs) evictLocked() []a2a.TaskID {
+	var evicted []a2a.TaskID
+	for len(s.order) > s.max {
+		evicted = append(evicted, s.order[0])
+		delete(s.byTask, s.order[0])
+		s.order = s.order[1:]
+	}
+	return evicted
+}
+
+// forget deletes evicted tasks' configs from the db. A failure only
+// leaves configs that the next load evicts again.
+func (s *pushConfigs) forget(ctx context.Context, evicted []a2a.TaskID) {
+	if s.db == nil {
+		return
+	}
+	for _, id := range evicted {
+		if _, err := s.db.DeletePushConfigs(ctx, string(id)); err != nil {
+			s.log.Warn("delete evicted push notification configs", "task", id, "err", err)
+		}
+	}
+}
 
 // Save implements push.ConfigStore.
 func (s *pushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.PushConfig) (*a2a.PushConfig, error) {
@@ -232,15 +352,26 @@ func (s *pushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.Push
 		c.ID = agent.NewID()
 	}
 	c.TaskID = taskID
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.loadLocked(ctx); err != nil {
+		return nil, err
+	}
+	if s.db != nil {
+		data, err := json.Marshal(&c)
+		if err != nil {
+			return nil, fmt.Errorf("encode push notification config: %w", err)
+		}
+		if err := s.db.PutPushConfig(ctx, store.PushConfig{TaskID: string(taskID), ID: c.ID, Config: data}); err != nil {
+			return nil, fmt.Errorf("save push notification config: %w", err)
+		}
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	list, ok := s.byTask[taskID]
+	var evicted []a2a.TaskID
 	if !ok {
 		s.order = append(s.order, taskID)
-		for len(s.order) > s.max {
-			delete(s.byTask, s.order[0])
-			s.order = s.order[1:]
-		}
+		evicted = s.evictLocked()
 	}
 	replaced := false
 	for i, old := range list {
@@ -252,12 +383,17 @@ func (s *pushConfigs) Save(ctx context.Context, taskID a2a.TaskID, cfg *a2a.Push
 		list = append(list, &c)
 	}
 	s.byTask[taskID] = list
+	s.mu.Unlock()
+	s.forget(ctx, evicted)
 	out := c
 	return &out, nil
 }
 
 // Get implements push.ConfigStore.
 func (s *pushConfigs) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, c := range s.byTask[taskID] {
@@ -270,8 +406,11 @@ func (s *pushConfigs) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a
 }
 
 // List implements push.ConfigStore. It runs for every task event, so the
-// common case (no configs) allocates nothing.
+// common case (loaded, no configs) allocates nothing.
 func (s *pushConfigs) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushConfig, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	list := s.byTask[taskID]
@@ -286,8 +425,19 @@ func (s *pushConfigs) List(ctx context.Context, taskID a2a.TaskID) ([]*a2a.PushC
 	return out, nil
 }
 
-// Delete implements push.ConfigStore.
+// Delete implements push.ConfigStore. Deleting a config that is not there
+// is not an error.
 func (s *pushConfigs) Delete(ctx context.Context, taskID a2a.TaskID, id string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.loadLocked(ctx); err != nil {
+		return err
+	}
+	if s.db != nil {
+		if err := s.db.DeletePushConfig(ctx, string(taskID), id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("delete push notification config: %w", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.byTask[taskID]
@@ -302,8 +452,24 @@ func (s *pushConfigs) Delete(ctx context.Context, taskID a2a.TaskID, id string) 
 
 // DeleteAll implements push.ConfigStore.
 func (s *pushConfigs) DeleteAll(ctx context.Context, taskID a2a.TaskID) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.loadLocked(ctx); err != nil {
+		return err
+	}
+	if s.db != nil {
+		if _, err := s.db.DeletePushConfigs(ctx, string(taskID)); err != nil {
+			return fmt.Errorf("delete push notification configs: %w", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.byTask, taskID)
+	if _, ok := s.byTask[taskID]; ok {
+		delete(s.byTask, taskID)
+		// Out of the eviction order too: a later Save starts it afresh
+		// instead of leaving a stale entry to evict a newer task's
+		// configs.
+		s.order = slices.DeleteFunc(s.order, func(id a2a.TaskID) bool { return id == taskID })
+	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	}
 	edge := &a2aEdge{tasks: tasks}
 	// Webhook URLs come from remote clients: public addresses only.
-	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: &netguard.Policy{}, MaxTasks: cfg.MaxTasks, Logger: log})
+	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: &netguard.Policy{}, MaxTasks: cfg.MaxTasks, Store: d.Store, Logger: log})
 	edge.client = a2aedge.NewClient(a2aedge.ClientOptions{
 		External:     external,
 		LookupSecret: d.cfg.LookupSecret,

@@ -1,6 +1,6 @@
 // Package store defines agentd's persistence contract: agents, sessions and
-// their messages, A2A tasks, agent memory, the audit log and MCP server
-// registrations. Backends (sqlite today) live in subpackages and must pass
+// their messages, A2A tasks and their push-notification configs, agent
+// memory, the audit log and MCP server registrations. Backends (sqlite today) live in subpackages and must pass
 // the contract suite in storetest.
 //
 // Records carry protocol payloads as opaque JSON so that this package stays
@@ -12,7 +12,8 @@
 // AppendMessages on a missing record return ErrNotFound; list results of
 // agents and MCP servers are sorted by name; TaskFilter.UpdatedAfter is
 // exclusive and AuditFilter.Since inclusive; PruneTasks rejects a negative
-// keep; FailRunningTasks calls its function outside any transaction.
+// keep; FailRunningTasks calls its function outside any transaction;
+// PruneTasks deletes the push configs of the tasks it deletes.
 package store
 
 import (
@@ -143,6 +144,37 @@ type TaskStore interface {
 	FailRunningTasks(ctx context.Context, update func(Task) (data json.RawMessage, state string)) (int, error)
 }
 
+// PushConfig is an A2A push-notification config: a webhook a client
+// registered for a task. Config is the protocol's JSON for it and may hold
+// the webhook's token and credentials, so callers must keep it out of logs.
+type PushConfig struct {
+	TaskID    string
+	ID        string // unique per task
+	Config    json.RawMessage
+	CreatedAt time.Time
+}
+
+// PushConfigStore persists push-notification configs, keyed by task and
+// config ID. A config may be stored before its task exists (a2a servers
+// register a message's webhook before creating its task), so the store
+// does not require the task.
+type PushConfigStore interface {
+	// PutPushConfig creates or replaces the config (c.TaskID, c.ID);
+	// replacing keeps the stored CreatedAt and the config's place in lists.
+	PutPushConfig(ctx context.Context, c PushConfig) error
+	GetPushConfig(ctx context.Context, taskID, id string) (PushConfig, error)
+	// ListPushConfigs returns the task's configs, oldest CreatedAt first
+	// (ties in the order they were first put).
+	ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
+	// AllPushConfigs returns every task's configs, ordered as
+	// ListPushConfigs orders one task's: what a server loads at start.
+	AllPushConfigs(ctx context.Context) ([]PushConfig, error)
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+	// DeletePushConfigs removes every config of the task and returns how
+	// many it removed; a task without configs is not an error.
+	DeletePushConfigs(ctx context.Context, taskID string) (int, error)
+}
+
 // Memory is one remembered fact of an agent.
 type Memory struct {
 	Agent     string
@@ -215,6 +247,7 @@ type Store interface {
 	AgentStore
 	SessionStore
 	TaskStore
+	PushConfigStore
 	MemoryStore
 	AuditStore
 	MCPServerStore

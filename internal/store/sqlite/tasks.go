@@ -107,7 +107,10 @@ func (db *DB) ListTasks(ctx context.Context, f store.TaskFilter) ([]store.Task, 
 }
 
 // PruneTasks implements store.TaskStore. Terminal tasks go oldest
-// UpdatedAt first (ties by ID).
+// UpdatedAt first (ties by ID). Their push configs go with them, in the
+// same transaction, by the tasks_delete_push_configs trigger (migration
+// 0002); the count is of tasks only, as SQLite's does not include rows a
+// trigger deletes.
 func (db *DB) PruneTasks(ctx context.Context, keep int) (int, error) {
 	if keep < 0 {
 		return 0, fmt.Errorf("prune tasks: negative keep %d", keep)

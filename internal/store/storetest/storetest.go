@@ -18,6 +18,9 @@
 //     messages is a no-op.
 //   - ListAgents and ListMCPServers return every record (in no particular
 //     order as far as the suite is concerned).
+//   - Push configs are keyed by (task, id); a config needs no stored task,
+//     and PruneTasks deletes the configs of the tasks it deletes (and
+//     counts only tasks).
 //   - TaskFilter.UpdatedAfter is exclusive, AuditFilter.Since inclusive;
 //     audit records with equal Time come back most recently appended first.
 //   - RecallMemory's query is literal text (no wildcards) and its case
@@ -53,6 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Agents", agentTests},
 		{"Sessions", sessionTests},
 		{"Tasks", taskTests},
+		{"PushConfigs", pushTests},
 		{"Memory", memoryTests},
 		{"Audit", auditTests},
 		{"MCPServers", mcpTests},

@@ -75,6 +75,13 @@ var timeTests = map[string]func(t *testing.T, s suite){
 				}
 				checkTime(t, "AuditRecord.Time", rs[0].Time, tm)
 
+				pc := pushConfig(t, "t", "c")
+				pc.CreatedAt = tm
+				ok(t, st.PutPushConfig(ctx, pc), "PutPushConfig")
+				pc, err = st.GetPushConfig(ctx, "t", "c")
+				ok(t, err, "GetPushConfig")
+				checkTime(t, "PushConfig.CreatedAt", pc.CreatedAt, tm)
+
 				ok(t, st.PutMCPServer(ctx, store.MCPServer{Name: "m", Config: raw(t, 1), CreatedAt: tm}), "PutMCPServer")
 				srvs, err := st.ListMCPServers(ctx)
 				ok(t, err, "ListMCPServers")
@@ -93,6 +100,7 @@ var contextTests = map[string]func(t *testing.T, s suite){
 		ok(t, st.CreateSession(ctx, store.Session{ID: "s", Agent: "a"}), "CreateSession")
 		_, err := st.CreateTask(ctx, task(t, "t", "working", false))
 		ok(t, err, "CreateTask")
+		ok(t, st.PutPushConfig(ctx, pushConfig(t, "t", "c")), "PutPushConfig")
 
 		dead := canceled(t)
 		calls := map[string]func() error{
@@ -123,14 +131,23 @@ var contextTests = map[string]func(t *testing.T, s suite){
 				_, err := st.FailRunningTasks(dead, func(tk store.Task) (json.RawMessage, string) { return tk.Data, "failed" })
 				return err
 			},
-			"PutMemory":       func() error { return st.PutMemory(dead, store.Memory{Agent: "a", Key: "k", Value: "v"}) },
-			"RecallMemory":    func() error { _, err := st.RecallMemory(dead, "a", "", 0); return err },
-			"DeleteMemory":    func() error { return st.DeleteMemory(dead, "a", "k") },
-			"AppendAudit":     func() error { _, err := st.AppendAudit(dead, store.AuditRecord{Tool: "x"}); return err },
-			"QueryAudit":      func() error { _, err := st.QueryAudit(dead, store.AuditFilter{}); return err },
-			"PutMCPServer":    func() error { return st.PutMCPServer(dead, store.MCPServer{Name: "m", Config: raw(t, 1)}) },
-			"ListMCPServers":  func() error { _, err := st.ListMCPServers(dead); return err },
-			"DeleteMCPServer": func() error { return st.DeleteMCPServer(dead, "m") },
+			"PutPushConfig": func() error { return st.PutPushConfig(dead, pushConfig(t, "t", "x")) },
+			"GetPushConfig": func() error { _, err := st.GetPushConfig(dead, "t", "c"); return err },
+			"ListPushConfigs": func() error {
+				_, err := st.ListPushConfigs(dead, "t")
+				return err
+			},
+			"AllPushConfigs":    func() error { _, err := st.AllPushConfigs(dead); return err },
+			"DeletePushConfig":  func() error { return st.DeletePushConfig(dead, "t", "c") },
+			"DeletePushConfigs": func() error { _, err := st.DeletePushConfigs(dead, "t"); return err },
+			"PutMemory":         func() error { return st.PutMemory(dead, store.Memory{Agent: "a", Key: "k", Value: "v"}) },
+			"RecallMemory":      func() error { _, err := st.RecallMemory(dead, "a", "", 0); return err },
+			"DeleteMemory":      func() error { return st.DeleteMemory(dead, "a", "k") },
+			"AppendAudit":       func() error { _, err := st.AppendAudit(dead, store.AuditRecord{Tool: "x"}); return err },
+			"QueryAudit":        func() error { _, err := st.QueryAudit(dead, store.AuditFilter{}); return err },
+			"PutMCPServer":      func() error { return st.PutMCPServer(dead, store.MCPServer{Name: "m", Config: raw(t, 1)}) },
+			"ListMCPServers":    func() error { _, err := st.ListMCPServers(dead); return err },
+			"DeleteMCPServer":   func() error { return st.DeleteMCPServer(dead, "m") },
 		}
 		for name, call := range calls {
 			if err := call(); !errors.Is(err, context.Canceled) {
@@ -159,6 +176,11 @@ var contextTests = map[string]func(t *testing.T, s suite){
 		}
 		if _, err := st.GetTask(ctx, "x"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("canceled CreateTask stored a task (GetTask: %v)", err)
+		}
+		pcs, err := st.AllPushConfigs(ctx)
+		ok(t, err, "AllPushConfigs")
+		if ids := pushIDs(pcs); len(ids) != 1 || ids[0] != "t/c" {
+			t.Errorf("canceled push config writes changed the configs: %q, want [t/c]", ids)
 		}
 		for name, n := range map[string]func() (int, error){
 			"memories":    func() (int, error) { ms, err := st.RecallMemory(ctx, "a", "", 0); return len(ms), err },
