@@ -79,6 +79,28 @@ type MCPServer struct {
 	// AllowPrivate lets an HTTP/SSE URL point at loopback or private
 	// addresses (refused by the SSRF guard otherwise).
 	AllowPrivate bool `toml:"allow_private" json:"allow_private,omitempty"`
+	// OAuth, when present, authorizes an http server with OAuth 2.1
+	// (MCP authorization) instead of static headers.
+	OAuth *MCPOAuth `toml:"oauth" json:"oauth,omitempty"`
+}
+
+// MCPOAuth configures MCP authorization for one http server. With none
+// of ClientID and ClientMetadataURL set, the client registers itself
+// dynamically (RFC 7591).
+type MCPOAuth struct {
+	// ClientID is a client registered beforehand with the server's
+	// authorization server; ClientSecretEnv names the variable holding
+	// its secret (none for a public client).
+	ClientID        string `toml:"client_id" json:"client_id,omitempty"`
+	ClientSecretEnv string `toml:"client_secret_env" json:"client_secret_env,omitempty"`
+	// ClientMetadataURL is an HTTPS URL serving a Client ID Metadata
+	// Document, used as the client_id where the server supports it.
+	ClientMetadataURL string `toml:"client_metadata_url" json:"client_metadata_url,omitempty"`
+	// Scopes to request; empty means what the server advertises.
+	Scopes []string `toml:"scopes" json:"scopes,omitempty"`
+	// RedirectURL is where the browser returns after the user approves;
+	// default the daemon's own /oauth/callback on loopback.
+	RedirectURL string `toml:"redirect_url" json:"redirect_url,omitempty"`
 }
 
 // MCPTransport says how to reach an MCP server.

@@ -229,8 +229,11 @@ func TestDefaultFileExamplesLoad(t *testing.T) {
 	for _, s := range cfg.MCPServers {
 		names = append(names, s.Name)
 	}
-	if want := []string{"everything", "github", "remote-tools"}; !slices.Equal(names, want) {
+	if want := []string{"everything", "github", "remote-tools", "linear"}; !slices.Equal(names, want) {
 		t.Errorf("example servers = %v, want %v", names, want)
+	}
+	if o := cfg.MCPServers[3].OAuth; o == nil {
+		t.Error("the OAuth example lost its [mcp_servers.oauth] table")
 	}
 	if len(cfg.A2A.ExternalAgents) != 1 {
 		t.Errorf("example external agents = %d, want 1", len(cfg.A2A.ExternalAgents))
@@ -575,6 +578,9 @@ url = "ws://localhost:1"
 		{"agent bad kind", "[[agents]]\nname = \"a\"\nkind = \"robot\"\n", 3, "agents[0].kind", `"robot" is not one of llm, mcp_proxy`},
 		{"agent unknown mcp server", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\nmcp_servers = [\"ghost\"]\n", 5, "agents[0].mcp_servers[0]", "not the name of an [[mcp_servers]] entry"},
 		{"agent temperature", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\ntemperature = 3.5\n", 5, "agents[0].temperature", "outside 0..2"},
+		{"oauth on sse", "[[mcp_servers]]\nname = \"s\"\n[mcp_servers.transport]\ntype = \"sse\"\nurl = \"https://x.example/sse\"\n[mcp_servers.oauth]\n", 6, "mcp_servers[0].oauth", "only supported for the http transport"},
+		{"oauth metadata url not https", "[[mcp_servers]]\nname = \"s\"\n[mcp_servers.transport]\ntype = \"http\"\nurl = \"https://x.example/mcp\"\n[mcp_servers.oauth]\nclient_metadata_url = \"http://x.example/c.json\"\n", 7, "mcp_servers[0].oauth.client_metadata_url", "not an https URL"},
+		{"oauth secret without client", "[[mcp_servers]]\nname = \"s\"\n[mcp_servers.transport]\ntype = \"http\"\nurl = \"https://x.example/mcp\"\n[mcp_servers.oauth]\nclient_secret_env = \"SECRET\"\n", 6, "mcp_servers[0].oauth.client_id", "required with client_secret_env"},
 		{"agent reasoning", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\nreasoning = \"max\"\n", 5, "agents[0].reasoning", `"max" is not one of`},
 		{"agent skill without id", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\n[[agents.skills]]\nname = \"S\"\n", 5, "agents[0].skills[0].id", "required"},
 		{"agent workspace escapes", "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nmodel = \"m\"\nworkspace = \"../x\"\n", 5, "agents[0].workspace", "leaves AGENTD_HOME/workspaces"},

@@ -227,6 +227,27 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 		}
 	}
 
+	if o := s.OAuth; o != nil {
+		op := p.key("oauth")
+		if o.ClientSecretEnv != "" && !validEnvName(o.ClientSecretEnv) {
+			r.add(src, op.key("client_secret_env"), envNameMsg)
+		}
+		if o.ClientSecretEnv != "" && o.ClientID == "" {
+			r.add(src, op.key("client_id"), "required with client_secret_env")
+		}
+		if u := o.ClientMetadataURL; u != "" {
+			if pu, err := url.Parse(u); err != nil || pu.Scheme != "https" || pu.Host == "" || pu.Path == "" || pu.Path == "/" {
+				r.add(src, op.key("client_metadata_url"), "%q is not an https URL with a path (a Client ID Metadata Document)", u)
+			}
+		}
+		if o.RedirectURL != "" {
+			checkURL(r, src, op.key("redirect_url"), o.RedirectURL)
+		}
+		if s.Transport.Type == "stdio" {
+			r.add(src, op, "OAuth is only supported for the http transport")
+		}
+	}
+
 	tp, t := p.key("transport"), s.Transport
 	switch t.Type {
 	case "stdio":
@@ -243,6 +264,9 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 			r.add(src, p.key("headers"), "only the http and sse transports send headers")
 		}
 	case "http", "sse":
+		if s.OAuth != nil && t.Type != "http" {
+			r.add(src, p.key("oauth"), "OAuth is only supported for the http transport")
+		}
 		if t.URL == "" {
 			r.add(src, tp.key("url"), "required for the %s transport", t.Type)
 		} else {

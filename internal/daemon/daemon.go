@@ -113,11 +113,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.Tools.Add(builtin.MemoryTools(db)...)
 	d.Tools.Add(d.Kernel.Tools()...)
 
+	callbacks := mcpclient.NewCallbacks()
+	d.mux.Handle("GET "+mcpclient.CallbackPath, callbacks)
 	d.MCP = mcpclient.NewManager(mcpclient.Options{
 		Logger:    log.With("component", "mcp-client"),
 		LookupEnv: cfg.LookupSecret,
 		Guard:     func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} },
 		Home:      cfg.Home,
+		OAuth: mcpclient.OAuthOptions{
+			RedirectURL: callbackURL(cfg),
+			Authorize:   callbacks.Authorize,
+			TokenDir:    filepath.Join(cfg.Home, "oauth"),
+		},
 	})
 	d.Tools.AddSource(d.MCP)
 	d.Tools.Add(d.MCP.ResourceTools()...)
@@ -177,7 +184,9 @@ func (d *Daemon) Config() *config.Config { return d.cfg }
 
 // Handler returns the daemon's HTTP handler with its middleware.
 func (d *Daemon) Handler() http.Handler {
-	public := slices.Clone(httpapi.PublicPaths)
+	// The OAuth redirect comes from a browser, which has no API key; the
+	// state it carries is its credential (see mcpclient.Callbacks).
+	public := append(slices.Clone(httpapi.PublicPaths), mcpclient.CallbackPath)
 	return httpapi.Protect(d.mux, httpapi.ProtectOptions{
 		APIKey:       d.cfg.APIKeyValue(),
 		Public:       func(p string) bool { return slices.Contains(public, p) || d.publicCard(p) },
@@ -186,6 +195,22 @@ func (d *Daemon) Handler() http.Handler {
 		MaxBodyBytes: d.cfg.Limits.MaxBodyBytes,
 		Logger:       d.log,
 	})
+}
+
+// callbackURL is where authorization servers send the browser back: the
+// public URL if one is configured, else the listen address on loopback.
+func callbackURL(cfg *config.Config) string {
+	if cfg.PublicURL != "" {
+		return strings.TrimRight(cfg.PublicURL, "/") + mcpclient.CallbackPath
+	}
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + mcpclient.CallbackPath
 }
 
 // publicCard reports whether p is an Agent Card path served without auth.

@@ -51,6 +51,8 @@ type Options struct {
 	// KeepAlive is the ping interval of HTTP and SSE sessions (the
 	// stateless protocol has no ping); default 30 s, negative disables.
 	KeepAlive time.Duration
+	// OAuth serves the http servers configured with an oauth table.
+	OAuth OAuthOptions
 }
 
 func (o Options) withDefaults() Options {

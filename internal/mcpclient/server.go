@@ -82,6 +82,9 @@ type server struct {
 
 	secrets atomic.Pointer[[]string] // resolved header values, for redaction
 
+	oauthMu sync.Mutex
+	oauth   *oauthState // built on first connect of a server with an oauth table
+
 	calls sync.Map // progress token → *inflight
 }
 
@@ -353,7 +356,15 @@ func (s *server) requestRefresh() {
 
 // connect starts the transport, does the handshake and lists the tools.
 func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
-	cctx, cancel := context.WithTimeout(ctx, max(s.idle, minConnectTimeout))
+	var cctx context.Context
+	var cancel context.CancelFunc
+	if s.cfg.OAuth != nil {
+		// The authorization flow pauses this deadline while the user
+		// decides.
+		cctx, cancel = withConnectDeadline(ctx, max(s.idle, minConnectTimeout))
+	} else {
+		cctx, cancel = context.WithTimeout(ctx, max(s.idle, minConnectTimeout))
+	}
 	defer cancel()
 	sess := newSession()
 	transport, err := s.transport(cctx, sess)
@@ -520,7 +531,17 @@ func (s *server) httpTransport(ctx context.Context, sess *session, ev frameEvent
 	if s.cfg.Transport.Type == TransportSSE {
 		return &mcp.SSEClientTransport{Endpoint: s.cfg.Transport.URL, HTTPClient: hc, MaxEventSize: maxEvent}, nil
 	}
-	return &mcp.StreamableClientTransport{Endpoint: s.cfg.Transport.URL, HTTPClient: hc, MaxEventSize: maxEvent}, nil
+	t := &mcp.StreamableClientTransport{Endpoint: s.cfg.Transport.URL, HTTPClient: hc, MaxEventSize: maxEvent}
+	if s.cfg.OAuth != nil {
+		// Discovery, registration and token requests go to other
+		// hosts than the MCP server, through the same SSRF guard.
+		h, err := s.oauthHandler(pol.Client(0))
+		if err != nil {
+			return nil, err
+		}
+		t.OAuthHandler = h
+	}
+	return t, nil
 }
 
 // listTools fetches every page of tools and turns the allowed ones into

@@ -20,6 +20,9 @@ type ServerStatus struct {
 	Reconnects      int         `json:"reconnects"`
 	ProtocolVersion string      `json:"protocol_version,omitempty"`
 	ServerInfo      *ServerInfo `json:"server_info,omitempty"`
+	// AuthorizeURL is the URL the user must open to authorize agentd,
+	// while a connect attempt waits for them (OAuth servers only).
+	AuthorizeURL string `json:"authorize_url,omitempty"`
 }
 
 // ToolStatus is one tool in a ServerStatus.
@@ -62,6 +65,11 @@ func (m *Manager) Status() []ServerStatus {
 			LastError:       s.lastErr,
 			Reconnects:      s.reconnects,
 			ProtocolVersion: s.protocol,
+		}
+		if s.oauthMu.TryLock() {
+			// Never wait here: the handler may be mid-construction.
+			st.AuthorizeURL = s.oauth.authorizeURL()
+			s.oauthMu.Unlock()
 		}
 		if s.info != nil {
 			st.ServerInfo = &ServerInfo{Name: s.info.Name, Title: s.info.Title, Version: s.info.Version}

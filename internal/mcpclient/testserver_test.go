@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == testServerArg {
 		os.Exit(runTestServer(os.Args[2:]))
 	}
+	if len(os.Args) > 2 && os.Args[1] == conformanceClientArg {
+		os.Exit(runConformanceClient(os.Args[len(os.Args)-1]))
+	}
 	os.Exit(m.Run())
 }
 
