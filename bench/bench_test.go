@@ -23,6 +23,7 @@ import (
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/openai"
+	"github.com/agentd/agentd/internal/proctree"
 )
 
 // These tests run the bench's pieces with tiny counts; the benchmark
@@ -261,14 +262,14 @@ func TestProcsStopKillsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	grandchild, _ := strconv.Atoi(s)
-	if !alive(grandchild) {
+	if !proctree.Alive(grandchild) {
 		t.Fatalf("grandchild %d not running", grandchild)
 	}
 	if err := p.Stop(200 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if alive(p.Pid()) || alive(grandchild) {
-		t.Fatalf("still alive after Stop: sh %v, grandchild %v", alive(p.Pid()), alive(grandchild))
+	if proctree.Alive(p.Pid()) || proctree.Alive(grandchild) {
+		t.Fatalf("still alive after Stop: sh %v, grandchild %v", proctree.Alive(p.Pid()), proctree.Alive(grandchild))
 	}
 }
 
@@ -288,7 +289,7 @@ func TestProcsCloseKillsOrphans(t *testing.T) {
 	orphan, _ := strconv.Atoi(strings.TrimSpace(string(outp)))
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if st, ok := readStat(orphan); ok && st.ppid == os.Getpid() {
+		if st, err := proctree.Stat(orphan); err == nil && st.PPid == os.Getpid() {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -299,7 +300,7 @@ func TestProcsCloseKillsOrphans(t *testing.T) {
 	if err := ps.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if alive(orphan) {
+	if proctree.Alive(orphan) {
 		t.Fatalf("orphan %d survived Close", orphan)
 	}
 }
@@ -459,7 +460,7 @@ func TestA2APeer(t *testing.T) {
 	if got, want := strings.Join(events, " "), "task:"+string(a2a.TaskStateWorking)+" artifact status:"+string(a2a.TaskStateCompleted); got != want {
 		t.Errorf("events %q, want %q (the events agentd sends for an instant agent)", got, want)
 	}
-	if err := p.Stop(time.Second); err != nil || alive(p.Pid()) {
+	if err := p.Stop(time.Second); err != nil || proctree.Alive(p.Pid()) {
 		t.Fatalf("stop: %v", err)
 	}
 }

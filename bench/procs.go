@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/internal/proctree"
 )
 
 // Spec describes a process to start.
@@ -65,16 +67,16 @@ func (p *Proc) Stop(grace time.Duration) error {
 func (p *Proc) stop(grace time.Duration) error {
 	if p.Exited() {
 		// Descendants may outlive a process that crashed.
-		killTree(p.Pid(), nil)
+		proctree.KillTree(p.Pid(), nil)
 		return nil
 	}
-	desc := descendants(p.Pid())
-	terminate(p.Pid(), desc)
+	desc := proctree.Descendants(p.Pid())
+	proctree.Terminate(p.Pid(), desc)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
 	}
-	killTree(p.Pid(), desc)
+	proctree.KillTree(p.Pid(), desc)
 	select {
 	case <-p.done:
 	case <-time.After(5 * time.Second):
@@ -83,8 +85,8 @@ func (p *Proc) stop(grace time.Duration) error {
 	// Descendants are reaped by their own parents (or, as orphans, by
 	// Close); a zombie counts as gone.
 	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range desc {
-		for alive(pid) && time.Now().Before(deadline) {
+	for _, d := range desc {
+		for proctree.Alive(d.Pid) && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
@@ -144,7 +146,7 @@ func (ps *Procs) Adopt(name string, cmd *exec.Cmd) *Proc {
 	p := &Proc{Name: name, cmd: cmd, done: make(chan struct{}), stderr: &tail{max: 1}}
 	pid := cmd.Process.Pid
 	go func() {
-		for alive(pid) {
+		for proctree.Alive(pid) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		close(p.done)

@@ -58,9 +58,11 @@ burst = 100000
 `, authKey, modelURL, gw) + extra
 }
 
-// publicRoutes are the patterns served without a key: health and the
-// Agent Cards. Every other route must refuse a request without the key.
-var publicRoutes = []string{"GET /api/health", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json"}
+// publicRoutes are the patterns served without a key: health, the Agent
+// Cards and the OAuth redirect (a browser has no key; the single-use state
+// it carries is its credential, and a state nobody waits for is refused).
+// Every other route must refuse a request without the key.
+var publicRoutes = []string{"GET /api/health", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json", "GET /oauth/callback"}
 
 // routeRequest is one request derived from a registered pattern.
 type routeRequest struct {
@@ -197,6 +199,9 @@ func TestAuthMatrix(t *testing.T) {
 				accepted++
 			}
 		}
+	}
+	if r := p.callKey(t, "GET", "/oauth/callback?state=forged&code=stolen", nil, "", nil); r.Status != http.StatusBadRequest {
+		t.Errorf("an OAuth redirect with a state nobody waits for: %v, want 400", r)
 	}
 	// A public card under the agent routes stays public; anything else
 	// under the same pattern does not.

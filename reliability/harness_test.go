@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/daemon"
+	"github.com/agentd/agentd/internal/proctree"
 )
 
 // repoRoot finds the module root by walking up to go.mod.
@@ -278,7 +279,7 @@ func (r resources) String() string {
 }
 
 func measure() resources {
-	return resources{Goroutines: runtime.NumGoroutine(), FDs: countFDs(os.Getpid()), Children: len(descendants(os.Getpid()))}
+	return resources{Goroutines: runtime.NumGoroutine(), FDs: countFDs(os.Getpid()), Children: len(proctree.Descendants(os.Getpid()))}
 }
 
 // baseline measures resources once idle connections are closed and the
@@ -359,83 +360,6 @@ func countFDs(pid int) int {
 		return -1
 	}
 	return len(ents)
-}
-
-// procStat is the part of /proc/PID/stat these tests need.
-type procStat struct {
-	pid, ppid, pgid int
-	state           byte
-	threads         int
-}
-
-func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStat{}, false
-	}
-	// The command name is in parentheses and may contain anything.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return procStat{}, false
-	}
-	f := strings.Fields(string(b[i+2:]))
-	if len(f) < 18 {
-		return procStat{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	pgid, _ := strconv.Atoi(f[2])
-	threads, _ := strconv.Atoi(f[17])
-	return procStat{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0], threads: threads}, true
-}
-
-func allStats() []procStat {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []procStat
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// descendants returns the live (non-zombie) descendants of pid.
-func descendants(pid int) []procStat {
-	children := map[int][]procStat{}
-	for _, st := range allStats() {
-		if st.state != 'Z' {
-			children[st.ppid] = append(children[st.ppid], st)
-		}
-	}
-	var out []procStat
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c.pid)
-		}
-	}
-	return out
-}
-
-// groupMembers returns the live processes of process group pgid.
-func groupMembers(pgid int) []int {
-	var out []int
-	for _, st := range allStats() {
-		if st.pgid == pgid && st.state != 'Z' {
-			out = append(out, st.pid)
-		}
-	}
-	return out
 }
 
 // procStatus reads a "Key:  value kB" field of /proc/PID/status, in kB

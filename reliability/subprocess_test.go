@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/proctree"
 )
 
 // fixtureServer is a [[mcp_servers]] entry running the stdio fixture.
@@ -93,10 +95,10 @@ func (p *inproc) spawnGrandchild(t testing.TB, server string) int {
 }
 
 // waitGroupGone waits until process group pgid has no live member.
-func waitGroupGone(pgid int, timeout time.Duration) ([]int, time.Duration) {
+func waitGroupGone(pgid int, timeout time.Duration) ([]proctree.Proc, time.Duration) {
 	start := time.Now()
 	for {
-		left := groupMembers(pgid)
+		left := proctree.Group(pgid)
 		if len(left) == 0 || time.Since(start) > timeout {
 			return left, time.Since(start)
 		}
@@ -164,8 +166,8 @@ burst = 100000
 	t.Run("crash and reconnect", func(t *testing.T) {
 		old := pgid
 		grand := p.spawnGrandchild(t, "fx")
-		if st, ok := readStat(grand); !ok || st.pgid != old {
-			t.Fatalf("grandchild %d not in the child's group %d: %+v", grand, old, st)
+		if st, err := proctree.Stat(grand); err != nil || st.Pgid != old {
+			t.Fatalf("grandchild %d not in the child's group %d: %v (%v)", grand, old, st, err)
 		}
 		start := time.Now()
 		// The call fails (the server dies under it); that is the fault.
@@ -214,7 +216,7 @@ burst = 100000
 
 	t.Run("shutdown", func(t *testing.T) {
 		p.spawnGrandchild(t, "fx")
-		if n := len(descendants(os.Getpid())); n < 2 {
+		if n := len(proctree.Descendants(os.Getpid())); n < 2 {
 			t.Fatalf("expected the child and its grandchild to run, found %d descendants", n)
 		}
 		start := time.Now()
@@ -224,7 +226,7 @@ burst = 100000
 		if len(left) > 0 {
 			t.Fatalf("after daemon.Close, processes %v of group %d are still alive", left, pgid)
 		}
-		if d := descendants(os.Getpid()); len(d) > 0 {
+		if d := proctree.Descendants(os.Getpid()); len(d) > 0 {
 			t.Fatalf("after daemon.Close, descendants remain: %+v", d)
 		}
 		fig(t, areaSubprocess, "Daemon shut down (daemon.Close)", "every child process group gone %s after Close began; no descendant left", took.Round(time.Millisecond))

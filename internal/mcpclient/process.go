@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -164,7 +165,20 @@ func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	p := &process{
+		cmd:        cmd,
+		stdin:      inW,
+		stdout:     outR,
+		stderr:     errR,
+		grace:      grace,
+		log:        log,
+		redact:     redact,
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+	}
+	started := make(chan error, 1)
+	go p.run(started)
+	err = <-started
 	// The child has its copies; ours of its ends must go so that EOF on
 	// stdout means every writer is gone.
 	inR.Close()
@@ -176,24 +190,27 @@ func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *
 		errR.Close()
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
-	p := &process{
-		cmd:        cmd,
-		pgid:       cmd.Process.Pid, // Setpgid with Pgid 0: the group is the child's pid
-		stdin:      inW,
-		stdout:     outR,
-		stderr:     errR,
-		grace:      grace,
-		log:        log,
-		redact:     redact,
-		exited:     make(chan struct{}),
-		stderrDone: make(chan struct{}),
-	}
-	go p.wait()
+	p.pgid = cmd.Process.Pid // Setpgid with Pgid 0: the group is the child's pid
 	go p.drainStderr()
 	return p, nil
 }
 
-func (p *process) wait() {
+// run starts the child, reports the outcome on started and, if it
+// started, reaps it. The goroutine keeps its OS thread from fork to reap:
+// the parent death signal set on Linux (see ownGroup) fires when the
+// forking thread ends, and Go ends a thread only when a goroutine exits
+// locked to it. Locking just around Start would not do: the thread would
+// go back to the pool, where any goroutine that locks it and exits (in
+// a dependency, now or later) would kill a healthy server. It costs no
+// thread: Wait holds one in waitid for the child's life anyway.
+func (p *process) run(started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
 	p.waitErr = p.cmd.Wait()
 	close(p.exited)
 }

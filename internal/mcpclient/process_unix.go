@@ -2,13 +2,14 @@
 
 package mcpclient
 
-import (
-	"os/exec"
-	"syscall"
-)
+import "syscall"
 
 // stdioSupported says whether stdio servers can be run (and killed) here.
 const stdioSupported = true
+
+// ownGroup, which starts a server in a process group of its own, is in
+// process_linux.go and process_nolinux.go: Linux can also tie the server's
+// life to the daemon's.
 
 type groupSignal int
 
@@ -16,12 +17,6 @@ const (
 	sigTerm groupSignal = iota
 	sigKill
 )
-
-// ownGroup starts cmd in a process group of its own, so that the server
-// and everything it spawns can be signalled at once.
-func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
 
 // signalGroup signals every process of group pgid.
 func signalGroup(pgid int, sig groupSignal) error {

@@ -1,0 +1,24 @@
+package mcpclient
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownGroup starts cmd in a process group of its own, so that the server
+// and everything it spawns can be signalled at once, and has the kernel
+// SIGKILL it if the daemon dies without stopping it (SIGKILL, OOM
+// killer): stop never runs then, and a server that ignores EOF on stdin
+// would otherwise run forever, re-parented to init.
+//
+// Pdeathsig fires when the OS thread that forked the child ends, not the
+// process (go.dev/issue/27505). Go ends a thread only when a goroutine
+// exits while locked to it, so startProcess forks from a goroutine that
+// stays locked to its thread until the child is reaped: the thread cannot
+// end under a live child, and cannot be handed to a goroutine that would
+// end it. The kernel clears the setting when the server execs a set-user-ID
+// program. It reaches only the direct child: what the server started keeps
+// running unless it notices its parent or its stdin are gone.
+func ownGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
