@@ -121,7 +121,7 @@ func (s *server) oauthHandler(hc *http.Client) (*auth.AuthorizationCodeHandler, 
 				ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL,
 				AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, RedirectURL: c.RedirectURL,
 			}
-			return s.savingSource(st, g, c.TokenSource(ctx, tok), tok), nil
+			return s.savingSource(st, g, c.TokenSource(ctx, tok), tok, true), nil
 		},
 	}
 	if len(oc.Scopes) > 0 {
@@ -155,7 +155,7 @@ func (s *server) oauthHandler(hc *http.Client) (*auth.AuthorizationCodeHandler, 
 	}
 	if g := s.loadGrant(st); g != nil {
 		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
-		cfg.InitialTokenSource = s.savingSource(st, g, g.oauthConfig().TokenSource(ctx, g.Token), g.Token)
+		cfg.InitialTokenSource = s.savingSource(st, g, g.oauthConfig().TokenSource(ctx, g.Token), g.Token, false)
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
@@ -236,18 +236,20 @@ func (s *server) loadGrant(st *oauthState) *grant {
 	return &g
 }
 
-// savingSource wraps ts so that every new token (first, or refreshed) is
-// saved with g.
-func (s *server) savingSource(st *oauthState, g *grant, ts oauth2.TokenSource, first *oauth2.Token) oauth2.TokenSource {
+// savingSource wraps ts so that every token other than first is saved with
+// g; first is saved too when fresh (just obtained, not read from the file).
+func (s *server) savingSource(st *oauthState, g *grant, ts oauth2.TokenSource, first *oauth2.Token, fresh bool) oauth2.TokenSource {
 	ss := &savingSource{inner: ts, save: func(t *oauth2.Token) {
 		g.Token = t
 		if err := saveGrant(st.path, g); err != nil {
 			s.log.Warn("could not save OAuth tokens; the next start will ask again", "file", st.path, "err", err)
 		}
 	}}
-	if first != nil && st.path != "" {
+	if first != nil {
 		ss.last = first.AccessToken
-		ss.save(first)
+		if fresh {
+			ss.save(first)
+		}
 	}
 	return ss
 }

@@ -51,8 +51,8 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(llm.Delta
 		case "text":
 			a.addText(llm.DeltaText, b.Text, onDelta)
 		case "thinking":
-			a.thought(ev.Index).Signature = b.Signature
-			a.thought(ev.Index).Text = b.Thinking
+			th := a.thought(ev.Index)
+			th.Text, th.Signature = b.Thinking, b.Signature
 			a.addText(llm.DeltaThinking, b.Thinking, onDelta)
 		case "redacted_thinking":
 			a.thought(ev.Index).Redacted = b.Data
