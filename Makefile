@@ -22,8 +22,15 @@ lint: $(BIN)/staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(BIN)/staticcheck ./...
-	@# -e: the module proxy refuses one test-only dependency of modernc.org/sqlite (google/pprof), which tidy would otherwise need.
-	$(GO) mod tidy -e -diff
+	@# go.mod must be tidy; go.sum is only reported. Its lines for test-only
+	@# dependencies of our dependencies (google/pprof, via modernc.org/sqlite)
+	@# come and go with what the module proxy serves on the day (-e tolerates a
+	@# refused one): a fresh clone once failed here on a proxy change that
+	@# altered nothing we build. A go.sum line the build needs is still enforced,
+	@# by every go command's -mod=readonly default (vet and test above fail).
+	@out=$$($(GO) mod tidy -e -diff 2>/dev/null); \
+	  if printf '%s\n' "$$out" | grep -q '^+++ tidy/go.mod'; then echo "go.mod is not tidy:"; printf '%s\n' "$$out"; exit 1; fi; \
+	  if [ -n "$$out" ]; then echo "note: go.sum differs from what the proxy gives tidy today (not an error):"; printf '%s\n' "$$out" | grep -E '^[-+][^-+]' || true; fi
 
 # AGENTD_INTEROP=1 turns every "peer missing" skip into a failure, so CI
 # cannot pass by skipping the real-peer tests.
