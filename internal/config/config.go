@@ -184,9 +184,12 @@ type Shell struct {
 
 // Limits bounds what clients may send.
 type Limits struct {
-	RatePerSec     float64 `toml:"rate_per_sec" json:"rate_per_sec"`           // per client; default 50
-	Burst          int     `toml:"burst" json:"burst"`                         // default 100
-	MaxBodyBytes   int64   `toml:"max_body_bytes" json:"max_body_bytes"`       // default 10 MB
-	ReadTimeoutSec int     `toml:"read_timeout_secs" json:"read_timeout_secs"` // default 30
-	IdleTimeoutSec int     `toml:"idle_timeout_secs" json:"idle_timeout_secs"` // default 120
+	RatePerSec float64 `toml:"rate_per_sec" json:"rate_per_sec"` // per client; default 50
+	Burst      int     `toml:"burst" json:"burst"`               // default 100
+	// LimitLoopback throttles loopback clients too when no api_key is set
+	// (default false: local editors, relays and peers are not throttled).
+	LimitLoopback  bool  `toml:"limit_loopback" json:"limit_loopback,omitempty"`
+	MaxBodyBytes   int64 `toml:"max_body_bytes" json:"max_body_bytes"`       // default 10 MB
+	ReadTimeoutSec int   `toml:"read_timeout_secs" json:"read_timeout_secs"` // default 30
+	IdleTimeoutSec int   `toml:"idle_timeout_secs" json:"idle_timeout_secs"` // default 120
 }

@@ -188,13 +188,35 @@ func (d *Daemon) Handler() http.Handler {
 	// state it carries is its credential (see mcpclient.Callbacks).
 	public := append(slices.Clone(httpapi.PublicPaths), mcpclient.CallbackPath)
 	return httpapi.Protect(d.mux, httpapi.ProtectOptions{
-		APIKey:       d.cfg.APIKeyValue(),
-		Public:       func(p string) bool { return slices.Contains(public, p) || d.publicCard(p) },
-		RatePerSec:   d.cfg.Limits.RatePerSec,
-		Burst:        d.cfg.Limits.Burst,
-		MaxBodyBytes: d.cfg.Limits.MaxBodyBytes,
-		Logger:       d.log,
+		APIKey:        d.cfg.APIKeyValue(),
+		Public:        func(p string) bool { return slices.Contains(public, p) || d.publicCard(p) },
+		RatePerSec:    d.cfg.Limits.RatePerSec,
+		Burst:         d.cfg.Limits.Burst,
+		LimitLoopback: d.cfg.Limits.LimitLoopback,
+		Unlimited:     func(p string) bool { return slices.Contains(httpapi.PublicPaths, p) },
+		JSONRPC:       d.jsonRPC,
+		MaxBodyBytes:  d.cfg.Limits.MaxBodyBytes,
+		Logger:        d.log,
 	})
+}
+
+// jsonRPC reports whether r is a JSON-RPC request: a POST to an MCP
+// endpoint (/mcp, gateways) or to an A2A JSON-RPC endpoint (the default
+// agent, one agent, the legacy tasks/send).
+func (d *Daemon) jsonRPC(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	p := r.URL.Path
+	if p == "/mcp" || strings.HasPrefix(p, "/mcp/") {
+		return true
+	}
+	lp := strings.TrimRight(d.cfg.A2A.ListenPath, "/")
+	if p == lp || p == lp+"/tasks/send" {
+		return true
+	}
+	name, ok := strings.CutPrefix(p, lp+"/agents/")
+	return ok && name != "" && !strings.Contains(name, "/")
 }
 
 // callbackURL is where authorization servers send the browser back: the

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -22,9 +24,21 @@ type ProtectOptions struct {
 	// Public reports whether a path is served without the key (health,
 	// public agent cards).
 	Public func(path string) bool
-	// RatePerSec and Burst bound each client (by key, else by IP).
+	// RatePerSec and Burst bound each client (see clientKey).
 	RatePerSec float64
 	Burst      int
+	// LimitLoopback throttles loopback clients when no APIKey is set.
+	// Off by default: on a developer's machine the editor, the relay, A2A
+	// peers and the CLI all come from 127.0.0.1, and one shared bucket made
+	// two conformance runs back to back fail with 429.
+	LimitLoopback bool
+	// Unlimited reports whether a path is never throttled (health: a load
+	// balancer's probe must not take the node out because one client is
+	// busy).
+	Unlimited func(path string) bool
+	// JSONRPC reports whether r is a JSON-RPC request (/mcp, A2A); its
+	// refusals are JSON-RPC errors, the shape its client can read.
+	JSONRPC func(r *http.Request) bool
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
 	Logger       *slog.Logger
@@ -40,8 +54,15 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	never := func(string) bool { return false }
 	if opts.Public == nil {
-		opts.Public = func(string) bool { return false }
+		opts.Public = never
+	}
+	if opts.Unlimited == nil {
+		opts.Unlimited = never
+	}
+	if opts.JSONRPC == nil {
+		opts.JSONRPC = func(*http.Request) bool { return false }
 	}
 	limiter := newGCRA(opts.RatePerSec, opts.Burst, opts.Now)
 	keyHash := sha256.Sum256([]byte(opts.APIKey))
@@ -52,12 +73,11 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, opts.MaxBodyBytes)
 		}
 		token, hasToken := bearer(r)
-		client := clientKey(r, token)
-		if ok, retry := limiter.allow(client); !ok {
-			secs := int(math.Ceil(retry.Seconds()))
-			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-			WriteError(w, http.StatusTooManyRequests, "rate_limited", fmt.Sprintf("too many requests; retry after %d s", max(secs, 1)))
-			return
+		if limited(r, opts, token) {
+			if ok, retry := limiter.allow(clientKey(r, token)); !ok {
+				refuse(w, r, opts.JSONRPC(r), retry)
+				return
+			}
 		}
 		// Browsers send CORS preflights without credentials; the handler
 		// behind (the MCP endpoint's Origin policy) decides on them, and
@@ -86,18 +106,107 @@ func bearer(r *http.Request) (string, bool) {
 	return "", false
 }
 
+// limited reports whether r counts against a rate limit. Without an API
+// key the daemon listens on loopback only (Listen refuses otherwise), so
+// every client is local and trusted as much as the user's own shell;
+// throttling them is the operator's choice (LimitLoopback).
+func limited(r *http.Request, opts ProtectOptions, token string) bool {
+	if opts.Unlimited(r.URL.Path) {
+		return false
+	}
+	if opts.APIKey == "" && !opts.LimitLoopback && token == "" && isLoopback(remoteHost(r)) {
+		return false
+	}
+	return true
+}
+
 // clientKey identifies the client for rate limiting: a hash of its
-// token when it sends one (never the token itself), else its IP.
+// token when it sends one (never the token itself), else its address plus
+// the MCP session it speaks in, so two MCP clients on one host do not
+// share a bucket.
 func clientKey(r *http.Request, token string) string {
 	if token != "" {
 		h := sha256.Sum256([]byte(token))
 		return fmt.Sprintf("k:%x", h[:8])
 	}
+	key := "ip:" + remoteHost(r)
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && len(sid) <= 256 {
+		key += "|mcp:" + sid
+	}
+	return key
+}
+
+func remoteHost(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		return r.RemoteAddr
 	}
-	return "ip:" + host
+	return host
+}
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// refuse answers a throttled request with Retry-After and, on JSON-RPC
+// endpoints, a JSON-RPC error carrying the request's id and the wait in
+// its data, so MCP and A2A clients surface a readable reason instead of a
+// body they cannot parse.
+func refuse(w http.ResponseWriter, r *http.Request, jsonrpc bool, retry time.Duration) {
+	secs := max(int(math.Ceil(retry.Seconds())), 1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	msg := fmt.Sprintf("too many requests; retry after %d s", secs)
+	if !jsonrpc {
+		WriteError(w, http.StatusTooManyRequests, "rate_limited", msg)
+		return
+	}
+	body, _ := json.Marshal(rpcRefusal{JSONRPC: "2.0", ID: requestID(r), Error: rpcError{
+		Code: CodeRateLimited, Message: msg, Data: map[string]int{"retryAfterSeconds": secs},
+	}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(body)
+}
+
+type rpcRefusal struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcError        `json:"error"`
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// CodeRateLimited is the JSON-RPC error code of a throttled request: in
+// the implementation-defined server error range, as JSON-RPC has no
+// standard code for it.
+const CodeRateLimited = -32029
+
+// maxIDScan bounds how much of a refused body is read to find its id: a
+// refusal must stay cheap.
+const maxIDScan = 64 << 10
+
+// requestID is the id of the JSON-RPC request in r's body, or null when
+// it has none (a notification, a batch, or more than maxIDScan bytes).
+func requestID(r *http.Request) json.RawMessage {
+	null := json.RawMessage("null")
+	if r.Body == nil {
+		return null
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxIDScan)).Decode(&msg); err != nil || len(msg.ID) == 0 {
+		return null
+	}
+	if c := msg.ID[0]; c != '"' && c != '-' && (c < '0' || c > '9') {
+		return null // ids are strings or numbers
+	}
+	return msg.ID
 }
 
 // gcra is the generic cell rate algorithm: one timestamp per client (the

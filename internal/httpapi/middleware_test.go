@@ -173,3 +173,95 @@ func TestErrorMapping(t *testing.T) {
 		}
 	}
 }
+
+func TestRateLimitWhoIsThrottled(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	rpc := func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/mcp") }
+	health := func(p string) bool { return p == "/api/health" }
+	tests := []struct {
+		name       string
+		opts       ProtectOptions
+		path, auth string
+		remote     string
+		session    func(i int) string // Mcp-Session-Id of request i
+		wantLimit  bool
+	}{
+		{"loopback without key is not throttled", ProtectOptions{}, "/x", "", "127.0.0.1:5", nil, false},
+		{"ipv6 loopback without key is not throttled", ProtectOptions{}, "/x", "", "[::1]:5", nil, false},
+		{"loopback throttled when asked", ProtectOptions{LimitLoopback: true}, "/x", "", "127.0.0.1:5", nil, true},
+		{"loopback throttled when a key is configured", ProtectOptions{APIKey: "k"}, "/x", "Bearer k", "127.0.0.1:5", nil, true},
+		{"other hosts are throttled", ProtectOptions{}, "/x", "", "10.1.1.1:5", nil, true},
+		{"health is never throttled", ProtectOptions{LimitLoopback: true, APIKey: "k"}, "/api/health", "", "10.1.1.1:5", nil, false},
+		{"each MCP session has its own bucket", ProtectOptions{LimitLoopback: true}, "/mcp", "", "127.0.0.1:5", func(i int) string { return fmt.Sprint("s", i) }, false},
+		{"one MCP session shares one bucket", ProtectOptions{LimitLoopback: true}, "/mcp", "", "127.0.0.1:5", func(int) string { return "s" }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			opts.RatePerSec, opts.Burst, opts.Now, opts.Unlimited, opts.JSONRPC = 1, 3, clock, health, rpc
+			h := Protect(okHandler(), opts)
+			limited := false
+			for i := range 10 {
+				r := httptest.NewRequest("GET", tt.path, nil)
+				r.RemoteAddr = tt.remote
+				if tt.auth != "" {
+					r.Header.Set("Authorization", tt.auth)
+				}
+				if tt.session != nil {
+					r.Header.Set("Mcp-Session-Id", tt.session(i))
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code == 429 {
+					limited = true
+				}
+			}
+			if limited != tt.wantLimit {
+				t.Fatalf("10 requests at once: limited = %v, want %v", limited, tt.wantLimit)
+			}
+		})
+	}
+}
+
+func TestRateLimitJSONRPCRefusal(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := Protect(okHandler(), ProtectOptions{
+		RatePerSec: 0.5, Burst: 1, Now: func() time.Time { return now },
+		JSONRPC: func(r *http.Request) bool { return r.URL.Path == "/mcp" },
+	})
+	do(h, "POST", "/mcp", "", `{}`, "10.0.0.9:1")
+	for _, tt := range []struct{ body, wantID string }{
+		{`{"jsonrpc":"2.0","id":42,"method":"tools/call"}`, "42"},
+		{`{"jsonrpc":"2.0","method":"x","id":"abc"}`, `"abc"`},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, "null"},
+		{`{"jsonrpc":"2.0","id":{"no":1}}`, "null"},
+		{`not json`, "null"},
+	} {
+		w := do(h, "POST", "/mcp", "", tt.body, "10.0.0.9:1")
+		if w.Code != 429 || w.Header().Get("Retry-After") != "2" {
+			t.Fatalf("%s: status %d Retry-After %q", tt.body, w.Code, w.Header().Get("Retry-After"))
+		}
+		var got struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   struct {
+				Code    int            `json:"code"`
+				Message string         `json:"message"`
+				Data    map[string]int `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
+			t.Fatalf("%s: refusal is not JSON: %v: %s", tt.body, err, w.Body)
+		}
+		if got.JSONRPC != "2.0" || string(got.ID) != tt.wantID || got.Error.Code != CodeRateLimited ||
+			got.Error.Data["retryAfterSeconds"] != 2 || !strings.Contains(got.Error.Message, "retry after 2 s") {
+			t.Fatalf("%s: refusal %s", tt.body, w.Body)
+		}
+	}
+	// Other paths keep the API's error shape.
+	w := do(h, "POST", "/api/x", "", "", "10.0.0.9:1")
+	if w.Code != 429 || !strings.Contains(w.Body.String(), `"rate_limited"`) || strings.Contains(w.Body.String(), "jsonrpc") {
+		t.Fatalf("api refusal %d %s", w.Code, w.Body)
+	}
+}
