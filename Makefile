@@ -10,7 +10,7 @@ run: ## run the daemon in the foreground (AGENTD_HOME, default ~/.agentd)
 	$(GO) run ./cmd/agentd start
 
 build:
-	$(GO) build -trimpath -o $(BIN)/agentd ./cmd/agentd
+	$(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/agentd ./cmd/agentd
 
 interop-deps: ## install the pinned Node peers (package-lock.json)
 	cd interop && npm ci --no-audit --no-fund --loglevel=error

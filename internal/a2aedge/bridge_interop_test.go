@@ -243,7 +243,7 @@ enabled = true
 	check("get", "text", "Echo: hello bridge")
 
 	// Every proxied call went through the pipeline and its audit log.
-	recs, err := d.Store.QueryAudit(ctx, auditFilter("tools"))
+	recs, err := d.Audit.QueryAudit(ctx, auditFilter("tools"))
 	if err != nil {
 		t.Fatal(err)
 	}

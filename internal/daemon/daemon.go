@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/internal/auditlog"
 	"log/slog"
 	"net"
 	"net/http"
@@ -47,6 +48,7 @@ type Daemon struct {
 	started time.Time
 
 	Store  *sqlite.DB
+	Audit  *auditlog.Writer // the audit log; reads wait for queued records
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
 	MCP    *mcpclient.Manager
@@ -71,13 +73,16 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	}
 	d.Store = db
 
+	// Audit records are written off the tool call's path, in batches; the
+	// API's reads wait for what was queued before them.
+	d.Audit = auditlog.New(db, &auditlog.Options{Logger: log.With("component", "audit")})
 	d.Tools = tool.NewRegistry()
 	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{
 		Timeout:        time.Duration(cfg.Tools.TimeoutSecs) * time.Second,
 		Timeouts:       cfg.Tools.Timeouts,
 		MaxResultChars: cfg.Tools.MaxResultChars,
 		LoopGuard:      cfg.Tools.LoopGuard,
-		Audit:          db,
+		Audit:          d.Audit,
 		Logger:         log.With("component", "tools"),
 	})
 	untrusted := map[string]policy.Action{}
@@ -141,7 +146,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	}
 
 	api := httpapi.New(httpapi.Options{
-		Kernel: d.Kernel, Store: db, Tools: d.Tools, MCP: mcpAdmin{d},
+		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
 		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started,
 	})
 	api.Register(d.mux)
@@ -331,10 +336,30 @@ func (d *Daemon) Close() error {
 	if d.MCP != nil {
 		errs = append(errs, d.MCP.Close())
 	}
+	if d.Audit != nil {
+		// After the edges and upstreams stopped: no more calls, so the
+		// queue is drained completely before the store closes.
+		errs = append(errs, d.Audit.Close())
+	}
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// apiStore is the store as the API sees it: the audit log read through
+// the queued writer, so a query sees every call made before it.
+type apiStore struct {
+	*sqlite.DB
+	audit *auditlog.Writer
+}
+
+func (s apiStore) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
+	return s.audit.QueryAudit(ctx, f)
+}
+
+func (s apiStore) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
+	return s.audit.AppendAudit(ctx, r)
 }
 
 // mcpAdmin adapts the MCP client manager and the store to the API.

@@ -24,6 +24,29 @@ func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, erro
 	return id, nil
 }
 
+// AppendAuditBatch writes recs in one transaction (auditlog.BatchAppender):
+// the asynchronous audit writer hands over everything queued at once, so
+// one commit carries many records.
+func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	at := now()
+	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, db.stmts.insertAudit)
+		for _, r := range recs {
+			var id int64
+			if err := stmt.QueryRowContext(ctx,
+				toDB(orNow(r.Time, at)), r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
+				boolToDB(r.Untrusted), int64(r.Duration)).Scan(&id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return wrap("append audit records", err)
+}
+
 // QueryAudit implements store.AuditStore. Since is inclusive; records with
 // the same Time come most recently appended first.
 func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {

@@ -1,0 +1,192 @@
+// Package auditlog writes the audit log off the tool pipeline's hot path.
+//
+// Every tool call produces one audit record. Writing it synchronously made
+// each call wait for a database commit (about a fifth of a gateway call's
+// CPU in the last profile). A Writer queues records and one goroutine
+// writes whatever has accumulated in one batch, so under load a commit
+// carries many records and a call never waits for one. Nothing is dropped:
+// when the bounded queue is full, callers wait; Close drains the queue; a
+// reader (QueryAudit) first waits for every record queued before it, so
+// the API still reads its own writes. A kill -9 loses at most the records
+// queued and not yet committed: at most one batch plus the queue.
+package auditlog
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+// BatchAppender is implemented by stores that can write many records in
+// one transaction. Stores without it get one AppendAudit per record.
+type BatchAppender interface {
+	AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) error
+}
+
+// Options configure a Writer; the zero value means defaults.
+type Options struct {
+	// Queue is how many records may wait to be written (default 4096).
+	Queue int
+	// MaxBatch is the most records written in one batch (default 512).
+	MaxBatch int
+	Logger   *slog.Logger
+}
+
+// Writer is an asynchronous, batching store.AuditStore in front of st.
+type Writer struct {
+	st       store.AuditStore
+	log      *slog.Logger
+	maxBatch int
+
+	// mu guards closed; senders hold it for reading while they enqueue, so
+	// Close (which holds it for writing) never closes q under a sender.
+	mu     sync.RWMutex
+	closed bool
+	q      chan item
+	done   chan struct{}
+}
+
+// item is a record to write, or (rec == nil) a flush marker whose channel
+// is closed once everything queued before it is written.
+type item struct {
+	rec     *store.AuditRecord
+	flushed chan struct{}
+}
+
+// ErrClosed is returned by Flush after Close.
+var ErrClosed = errors.New("audit log closed")
+
+// New starts a Writer over st. Close it to drain and stop its goroutine.
+func New(st store.AuditStore, opts *Options) *Writer {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Queue <= 0 {
+		o.Queue = 4096
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 512
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Writer{st: st, log: o.Logger, maxBatch: o.MaxBatch, q: make(chan item, o.Queue), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// AppendAudit queues r and returns at once; the id is 0 because it is
+// assigned when the batch is written. When the queue is full it waits for
+// room (ctx is not consulted: an audit record is never given up). After
+// Close it writes r synchronously.
+func (w *Writer) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return w.st.AppendAudit(context.WithoutCancel(ctx), r)
+	}
+	w.q <- item{rec: &r}
+	w.mu.RUnlock()
+	return 0, nil
+}
+
+// Flush waits until every record queued before the call is written.
+func (w *Writer) Flush(ctx context.Context) error {
+	ch := make(chan struct{})
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return nil // Close drained the queue
+	}
+	select {
+	case w.q <- item{flushed: ch}:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// QueryAudit reads the log after the records queued before it are written.
+func (w *Writer) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
+	if err := w.Flush(ctx); err != nil {
+		return nil, err
+	}
+	return w.st.QueryAudit(ctx, f)
+}
+
+// Close writes what is queued and stops the writer. Later appends are
+// written synchronously.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.q)
+	}
+	w.mu.Unlock()
+	<-w.done
+	return nil
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	batch := make([]item, 0, w.maxBatch)
+	for first := range w.q {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < w.maxBatch {
+			select {
+			case it, ok := <-w.q:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, it)
+			default:
+				break fill
+			}
+		}
+		w.write(batch)
+	}
+}
+
+// write stores the records of batch, then releases its flush markers.
+func (w *Writer) write(batch []item) {
+	recs := make([]store.AuditRecord, 0, len(batch))
+	for _, it := range batch {
+		if it.rec != nil {
+			recs = append(recs, *it.rec)
+		}
+	}
+	if len(recs) > 0 {
+		// Records outlive the calls that produced them: no caller's ctx.
+		ctx := context.Background()
+		var err error
+		if b, ok := w.st.(BatchAppender); ok {
+			err = b.AppendAuditBatch(ctx, recs)
+		} else {
+			for _, r := range recs {
+				if _, e := w.st.AppendAudit(ctx, r); e != nil {
+					err = errors.Join(err, e)
+				}
+			}
+		}
+		if err != nil {
+			w.log.Error("audit write failed", "records", len(recs), "err", err)
+		}
+	}
+	for _, it := range batch {
+		if it.flushed != nil {
+			close(it.flushed)
+		}
+	}
+}
