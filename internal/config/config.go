@@ -33,6 +33,7 @@ type Config struct {
 	ACP        ACP                 `toml:"acp" json:"acp"`
 	Tools      Tools               `toml:"tools" json:"tools"`
 	Limits     Limits              `toml:"limits" json:"limits"`
+	Principals []Principal         `toml:"principals" json:"principals,omitempty"`
 
 	// lookupEnv is the environment as seen by Load; secrets are read
 	// through it on demand so they never sit in the struct. nil means
@@ -46,6 +47,23 @@ type Secret string
 
 // Reveal returns the secret's value, for the one place that compares it.
 func (s Secret) Reveal() string { return string(s) }
+
+// Principal is one identity that may call the daemon, with its rights.
+// The top-level api_key is one more principal, "admin", with every right.
+type Principal struct {
+	Name string `toml:"name" json:"name"`
+	// KeyEnv names the environment variable holding its bearer key; or
+	// KeySHA256 is the hex SHA-256 of the key (`agentd principals new-key`).
+	KeyEnv    string `toml:"key_env" json:"key_env,omitempty"`
+	KeySHA256 string `toml:"key_sha256" json:"key_sha256,omitempty"`
+	// Agents are the agent name globs it may run; Tools the tool name
+	// globs it may call directly. Unset: none, or every one for an admin.
+	Agents []string `toml:"agents" json:"agents,omitempty"`
+	Tools  []string `toml:"tools" json:"tools,omitempty"`
+	// Admin may change agents and servers and read every session and the
+	// audit log.
+	Admin bool `toml:"admin" json:"admin,omitempty"`
+}
 
 // Provider configures one LLM provider.
 type Provider struct {

@@ -601,6 +601,13 @@ url = "ws://localhost:1"
 		{"special float", "[limits]\nrate_per_sec = inf\n", 2, "limits.rate_per_sec", "non-negative number"},
 		{"web_fetch host is a url", "[tools.web_fetch]\nallow_hosts = [\"https://x\"]\n", 2, "tools.web_fetch.allow_hosts[0]", "not a host name"},
 		{"date where a string belongs", "listen = 1979-05-27\n", 1, "listen", "got a date-time"},
+		{"principal without credential", "[[principals]]\nname = \"bot\"\nagents = [\"*\"]\n", 1, "principals[0]", "needs a credential"},
+		{"principal two credentials", "[[principals]]\nname = \"bot\"\nkey_env = \"K\"\nkey_sha256 = \"" + strings.Repeat("a", 64) + "\"\n", 4, "principals[0].key_sha256", "both set"},
+		{"principal bad hash", "[[principals]]\nname = \"bot\"\nkey_sha256 = \"my-secret-key\"\n", 3, "principals[0].key_sha256", "64 hex digits"},
+		{"principal bad env", "[[principals]]\nname = \"bot\"\nkey_env = \"1X\"\n", 3, "principals[0].key_env", "must name an environment variable"},
+		{"principal named admin with api_key", "api_key_env = \"K\"\n[[principals]]\nname = \"admin\"\nkey_env = \"K2\"\n", 3, "principals[0].name", "principal of the top-level api_key"},
+		{"principal duplicate", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\n[[principals]]\nname = \"a\"\nkey_env = \"K2\"\n", 5, "principals[1].name", "already used by principals[0]"},
+		{"principal bad glob", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\ntools = [\"ok\", \"[\"]\n", 4, "principals[0].tools[1]", "not a valid glob"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	if c.PublicURL != "" {
 		checkURL(r, src, root.key("public_url"), c.PublicURL)
 	}
+	checkPrincipals(r, src, root, c)
 	if c.LogLevel != "" {
 		checkOneOf(r, src, root.key("log_level"), c.LogLevel, "debug", "info", "warn", "error")
 	}

@@ -86,7 +86,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		ListenPath:   cfg.ListenPath,
 		PublicURL:    d.cfg.PublicURL,
 		DefaultAgent: d.cfg.DefaultAgent,
-		BearerAuth:   d.cfg.APIKeyValue() != "",
+		BearerAuth:   d.keys.Len() > 0,
 		Version:      buildinfo.Version(),
 		Push:         edge.pusher,
 		Client:       edge.client,

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentd/agentd/internal/auditlog"
+	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net"
 	"net/http"
@@ -54,6 +55,8 @@ type Daemon struct {
 	MCP    *mcpclient.Manager
 
 	mux *routeMux
+	// keys resolve bearer keys to principals; empty = no authentication.
+	keys *principal.Keys
 	// closers stop the edges' background work, in reverse order, before
 	// the MCP connections and the store close.
 	closers []func() error
@@ -66,6 +69,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		log = slog.New(slog.DiscardHandler)
 	}
 	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux()}
+	keys, err := cfg.PrincipalKeys()
+	if err != nil {
+		return nil, fmt.Errorf("principals: %w", err)
+	}
+	d.keys = keys
 
 	db, err := sqlite.Open(ctx, cfg.StorePath(), &sqlite.Options{Logger: log.With("component", "store")})
 	if err != nil {
@@ -193,7 +201,7 @@ func (d *Daemon) Handler() http.Handler {
 	// state it carries is its credential (see mcpclient.Callbacks).
 	public := append(slices.Clone(httpapi.PublicPaths), mcpclient.CallbackPath)
 	return httpapi.Protect(d.mux, httpapi.ProtectOptions{
-		APIKey:        d.cfg.APIKeyValue(),
+		Principals:    d.keys,
 		Public:        func(p string) bool { return slices.Contains(public, p) || d.publicCard(p) },
 		RatePerSec:    d.cfg.Limits.RatePerSec,
 		Burst:         d.cfg.Limits.Burst,
@@ -252,7 +260,7 @@ func (d *Daemon) publicCard(p string) bool {
 
 // ErrInsecureListen is returned when asked to listen beyond loopback
 // without an API key.
-var ErrInsecureListen = errors.New("refusing to listen on a non-loopback address without an api_key")
+var ErrInsecureListen = errors.New("refusing to listen on a non-loopback address without an api_key or principals")
 
 // Listen opens the daemon's listener after the loopback check.
 func (d *Daemon) Listen(addr string) (net.Listener, error) {
@@ -263,8 +271,8 @@ func (d *Daemon) Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if !isLoopback(host) && d.cfg.APIKeyValue() == "" {
-		return nil, fmt.Errorf("%w (%s): set api_key or api_key_env in %s", ErrInsecureListen, addr, d.cfg.File)
+	if !isLoopback(host) && d.keys.Len() == 0 {
+		return nil, fmt.Errorf("%w (%s): set api_key_env (or [[principals]]) in %s", ErrInsecureListen, addr, d.cfg.File)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

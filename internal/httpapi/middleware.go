@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"io"
 	"log/slog"
 	"math"
@@ -18,8 +18,11 @@ import (
 
 // ProtectOptions configure the middleware every request passes through.
 type ProtectOptions struct {
-	// APIKey, when set, is required as "Authorization: Bearer KEY" on
-	// every path but the public ones.
+	// Principals resolve "Authorization: Bearer KEY" to who is asking; a
+	// key is required on every path but the public ones when there is
+	// any. Without keys every request is principal.Local.
+	Principals *principal.Keys
+	// APIKey adds one admin principal for KEY (tests, simple setups).
 	APIKey string
 	// Public reports whether a path is served without the key (health,
 	// public agent cards).
@@ -65,16 +68,28 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		opts.JSONRPC = func(*http.Request) bool { return false }
 	}
 	limiter := newGCRA(opts.RatePerSec, opts.Burst, opts.Now)
-	keyHash := sha256.Sum256([]byte(opts.APIKey))
+	keys := opts.Principals
+	if opts.APIKey != "" {
+		keys = &principal.Keys{}
+		if opts.Principals != nil {
+			*keys = *opts.Principals
+		}
+		keys.Add(sha256.Sum256([]byte(opts.APIKey)), &principal.Principal{Name: "admin", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}})
+	}
+	authRequired := keys.Len() > 0
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		if opts.MaxBodyBytes > 0 && r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, opts.MaxBodyBytes)
 		}
-		token, hasToken := bearer(r)
-		if limited(r, opts, token) {
-			if ok, retry := limiter.allow(clientKey(r, token)); !ok {
+		token, _ := bearer(r)
+		who := principal.Local
+		if authRequired {
+			who, _ = keys.Lookup(token) // nil when missing or wrong
+		}
+		if limited(r, opts, authRequired, token) {
+			if ok, retry := limiter.allow(clientKey(r, who, token)); !ok {
 				refuse(w, r, opts.JSONRPC(r), retry)
 				return
 			}
@@ -83,16 +98,14 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		// behind (the MCP endpoint's Origin policy) decides on them, and
 		// the real request that follows still needs the key.
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-		if opts.APIKey != "" && !preflight && !opts.Public(r.URL.Path) {
-			got := sha256.Sum256([]byte(token))
-			// Comparing fixed-length hashes keeps the comparison constant
-			// time regardless of the token's length.
-			if !hasToken || subtle.ConstantTimeCompare(got[:], keyHash[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="agentd"`)
-				WriteError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <api_key>")
-				log.Debug("unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
-				return
-			}
+		if who == nil && !preflight && !opts.Public(r.URL.Path) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentd"`)
+			WriteError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <api_key>")
+			log.Debug("unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			return
+		}
+		if who != nil {
+			r = r.WithContext(principal.NewContext(r.Context(), who))
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -110,21 +123,25 @@ func bearer(r *http.Request) (string, bool) {
 // key the daemon listens on loopback only (Listen refuses otherwise), so
 // every client is local and trusted as much as the user's own shell;
 // throttling them is the operator's choice (LimitLoopback).
-func limited(r *http.Request, opts ProtectOptions, token string) bool {
+func limited(r *http.Request, opts ProtectOptions, authRequired bool, token string) bool {
 	if opts.Unlimited(r.URL.Path) {
 		return false
 	}
-	if opts.APIKey == "" && !opts.LimitLoopback && token == "" && isLoopback(remoteHost(r)) {
+	if !authRequired && !opts.LimitLoopback && token == "" && isLoopback(remoteHost(r)) {
 		return false
 	}
 	return true
 }
 
-// clientKey identifies the client for rate limiting: a hash of its
-// token when it sends one (never the token itself), else its address plus
-// the MCP session it speaks in, so two MCP clients on one host do not
-// share a bucket.
-func clientKey(r *http.Request, token string) string {
+// clientKey identifies the client for rate limiting: its principal when
+// it has proven one (all of a principal's clients share its budget), a
+// hash of its token when the token is wrong (never the token itself:
+// guessing is limited too), else its address plus the MCP session it
+// speaks in, so two MCP clients on one host do not share a bucket.
+func clientKey(r *http.Request, who *principal.Principal, token string) string {
+	if who != nil && who != principal.Local {
+		return "p:" + who.Name
+	}
 	if token != "" {
 		h := sha256.Sum256([]byte(token))
 		return fmt.Sprintf("k:%x", h[:8])

@@ -52,10 +52,13 @@ type AgentStore interface {
 
 // Session is one conversation with one agent.
 type Session struct {
-	ID        string
-	Agent     string
-	Title     string
-	Origin    string // "http", "mcp", "a2a", "acp", "cli": where it started
+	ID     string
+	Agent  string
+	Title  string
+	Origin string // "http", "mcp", "a2a", "acp", "cli": where it started
+	// Principal is who started it (see package principal); "" for
+	// sessions older than principals.
+	Principal string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -72,9 +75,10 @@ type Message struct {
 
 // SessionFilter narrows ListSessions. Zero values mean no filter.
 type SessionFilter struct {
-	Agent  string
-	Limit  int // 0 = no limit
-	Offset int
+	Agent     string
+	Principal string
+	Limit     int // 0 = no limit
+	Offset    int
 }
 
 // SessionStore persists sessions and their messages.
@@ -208,11 +212,13 @@ type AuditRecord struct {
 	Detail     string // short reason or error text; never a secret
 	Untrusted  bool   // the result came from an untrusted source
 	Duration   time.Duration
+	Principal  string // who made the call (see package principal)
 }
 
 // AuditFilter narrows QueryAudit. Zero values mean no filter.
 type AuditFilter struct {
 	Agent     string
+	Principal string
 	SessionID string
 	Tool      string
 	Since     time.Time

@@ -16,7 +16,7 @@ func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, erro
 	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
 		return tx.StmtContext(ctx, db.stmts.insertAudit).QueryRowContext(ctx,
 			at, r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
-			boolToDB(r.Untrusted), int64(r.Duration)).Scan(&id)
+			boolToDB(r.Untrusted), int64(r.Duration), r.Principal).Scan(&id)
 	})
 	if err != nil {
 		return 0, wrap("append audit record", err)
@@ -38,7 +38,7 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 			var id int64
 			if err := stmt.QueryRowContext(ctx,
 				toDB(orNow(r.Time, at)), r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
-				boolToDB(r.Untrusted), int64(r.Duration)).Scan(&id); err != nil {
+				boolToDB(r.Untrusted), int64(r.Duration), r.Principal).Scan(&id); err != nil {
 				return err
 			}
 		}
@@ -54,7 +54,7 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 	var conds []string
 	var args []any
 	for _, c := range []struct{ col, val string }{
-		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool},
+		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool}, {"principal", f.Principal},
 	} {
 		if c.val != "" {
 			conds = append(conds, c.col+" = ?")
@@ -65,7 +65,7 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 		conds = append(conds, "time >= ?")
 		args = append(args, toDB(f.Since))
 	}
-	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns FROM audit"
+	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal FROM audit"
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
 	}
@@ -82,7 +82,7 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 func scanAudit(r scanner) (store.AuditRecord, error) {
 	var a store.AuditRecord
 	var t, untrusted, dur int64
-	if err := r.Scan(&a.ID, &t, &a.Agent, &a.SessionID, &a.Tool, &a.ArgsDigest, &a.Decision, &a.Outcome, &a.Detail, &untrusted, &dur); err != nil {
+	if err := r.Scan(&a.ID, &t, &a.Agent, &a.SessionID, &a.Tool, &a.ArgsDigest, &a.Decision, &a.Outcome, &a.Detail, &untrusted, &dur, &a.Principal); err != nil {
 		return store.AuditRecord{}, err
 	}
 	a.Time, a.Untrusted, a.Duration = fromDB(t), untrusted != 0, time.Duration(dur)

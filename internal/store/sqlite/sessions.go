@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/internal/store"
 )
 
-const sessionColumns = "id, agent, title, origin, created_at, updated_at"
+const sessionColumns = "id, agent, title, origin, created_at, updated_at, principal"
 
 // CreateSession implements store.SessionStore; zero timestamps mean now.
 // The session and msgs are stored in one transaction, msgs as
@@ -26,7 +27,7 @@ func (db *DB) CreateSession(ctx context.Context, s store.Session, msgs ...store.
 	}
 	err := db.write(ctx, payloadSize(msgs), func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, db.stmts.createSession).ExecContext(ctx,
-			s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(updated), len(msgs))
+			s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(updated), s.Principal, len(msgs))
 		if err != nil {
 			return err
 		}
@@ -51,9 +52,17 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 	const op = "list sessions"
 	q := "SELECT " + sessionColumns + " FROM sessions"
 	var args []any
+	var conds []string
 	if f.Agent != "" {
-		q += " WHERE agent = ?"
+		conds = append(conds, "agent = ?")
 		args = append(args, f.Agent)
+	}
+	if f.Principal != "" {
+		conds = append(conds, "principal = ?")
+		args = append(args, f.Principal)
+	}
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
 	}
 	q += " ORDER BY updated_at DESC, id"
 	q, args = limitOffset(q, args, f.Limit, f.Offset)
@@ -170,7 +179,7 @@ func (db *DB) Messages(ctx context.Context, sessionID string) ([]store.Message, 
 func scanSession(r scanner) (store.Session, error) {
 	var s store.Session
 	var created, updated int64
-	if err := r.Scan(&s.ID, &s.Agent, &s.Title, &s.Origin, &created, &updated); err != nil {
+	if err := r.Scan(&s.ID, &s.Agent, &s.Title, &s.Origin, &created, &updated, &s.Principal); err != nil {
 		return store.Session{}, err
 	}
 	s.CreatedAt, s.UpdatedAt = fromDB(created), fromDB(updated)

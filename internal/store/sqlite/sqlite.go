@@ -418,7 +418,7 @@ type statementSQL struct {
 // all lists the statements with their SQL.
 func (s *statements) all() []statementSQL {
 	return []statementSQL{
-		{&s.createSession, "INSERT INTO sessions (" + sessionColumns + ", last_seq) VALUES (?, ?, ?, ?, ?, ?, ?)"},
+		{&s.createSession, "INSERT INTO sessions (" + sessionColumns + ", last_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
 		{&s.reserveSeqs, `UPDATE sessions SET last_seq = last_seq + ?, updated_at = MAX(updated_at, ?)
 			WHERE id = ? RETURNING last_seq`},
 		{&s.insertMessage, "INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)"},
@@ -427,8 +427,8 @@ func (s *statements) all() []statementSQL {
 				version = version + 1, updated_at = ?
 			WHERE id = ? AND (? = 0 OR version = ?) RETURNING version`},
 		{&s.insertAudit, `INSERT INTO audit
-			(time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
+			(time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 	}
 }
 

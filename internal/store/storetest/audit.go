@@ -15,7 +15,7 @@ var auditTests = map[string]func(t *testing.T, s suite){
 			Time: at(0), Agent: "a", SessionID: "s1", Tool: "fs.read",
 			ArgsDigest: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 			Decision:   "approved", Outcome: "ok", Detail: "read 3 files", Untrusted: true,
-			Duration: 1234567891 * time.Nanosecond,
+			Duration: 1234567891 * time.Nanosecond, Principal: "ci-bot",
 		}
 		id, err := st.AppendAudit(ctx, want)
 		ok(t, err, "AppendAudit")
@@ -66,16 +66,16 @@ var auditTests = map[string]func(t *testing.T, s suite){
 		// Appended out of time order so that ordering by ID alone fails;
 		// r2 and r4 share a Time, and r4 was appended later.
 		for _, x := range []struct {
-			name, agent, session, tool string
-			minute                     int
+			name, agent, session, tool, principal string
+			minute                                int
 		}{
-			{"r1", "a", "s1", "t1", 1},
-			{"r2", "b", "s1", "t2", 3},
-			{"r3", "a", "s2", "t1", 2},
-			{"r4", "a", "s2", "t2", 3},
+			{"r1", "a", "s1", "t1", "alice", 1},
+			{"r2", "b", "s1", "t2", "bob", 3},
+			{"r3", "a", "s2", "t1", "alice", 2},
+			{"r4", "a", "s2", "t2", "", 3},
 		} {
 			id, err := st.AppendAudit(ctx, store.AuditRecord{Time: at(x.minute), Agent: x.agent, SessionID: x.session, Tool: x.tool,
-				Decision: "allow", Outcome: "ok", Detail: x.name})
+				Decision: "allow", Outcome: "ok", Detail: x.name, Principal: x.principal})
 			ok(t, err, "AppendAudit(%s)", x.name)
 			ids[x.name] = id
 		}
@@ -94,6 +94,8 @@ var auditTests = map[string]func(t *testing.T, s suite){
 			{"Limit", store.AuditFilter{Limit: 2}, []string{"r4", "r2"}},
 			{"FilterLimit", store.AuditFilter{Tool: "t1", Limit: 1}, []string{"r3"}},
 			{"NoMatch", store.AuditFilter{Agent: "zzz"}, nil},
+			{"Principal", store.AuditFilter{Principal: "alice"}, []string{"r3", "r1"}},
+			{"PrincipalAndTool", store.AuditFilter{Principal: "alice", Tool: "t1", Limit: 1}, []string{"r3"}},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				got, err := st.QueryAudit(ctx, c.f)

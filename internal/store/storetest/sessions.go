@@ -23,11 +23,11 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 	"CreateGet": func(t *testing.T, s suite) {
 		st := s.store(t)
 		ctx := t.Context()
-		want := store.Session{ID: "s1", Agent: "writer", Title: "Plan a trip", Origin: "mcp", CreatedAt: at(0), UpdatedAt: at(1)}
+		want := store.Session{ID: "s1", Agent: "writer", Title: "Plan a trip", Origin: "mcp", CreatedAt: at(0), UpdatedAt: at(1), Principal: "ci-bot"}
 		ok(t, st.CreateSession(ctx, want), "CreateSession")
 		got, err := st.GetSession(ctx, "s1")
 		ok(t, err, "GetSession")
-		if got.ID != want.ID || got.Agent != want.Agent || got.Title != want.Title || got.Origin != want.Origin {
+		if got.ID != want.ID || got.Agent != want.Agent || got.Title != want.Title || got.Origin != want.Origin || got.Principal != want.Principal {
 			t.Errorf("GetSession = %+v, want %+v", got, want)
 		}
 		checkTime(t, "CreatedAt", got.CreatedAt, want.CreatedAt)
@@ -65,15 +65,15 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 		// Creation order differs from UpdatedAt order so that a backend
 		// sorting by CreatedAt or by insertion fails.
 		for _, x := range []struct {
-			id, agent    string
-			created, upd int
+			id, agent, principal string
+			created, upd         int
 		}{
-			{"s1", "a", 4, 10},
-			{"s2", "b", 3, 30},
-			{"s3", "a", 2, 20},
-			{"s4", "a", 1, 40},
+			{"s1", "a", "alice", 4, 10},
+			{"s2", "b", "bob", 3, 30},
+			{"s3", "a", "", 2, 20},
+			{"s4", "a", "alice", 1, 40},
 		} {
-			ok(t, st.CreateSession(ctx, store.Session{ID: x.id, Agent: x.agent, CreatedAt: at(x.created), UpdatedAt: at(x.upd)}), "CreateSession(%s)", x.id)
+			ok(t, st.CreateSession(ctx, store.Session{ID: x.id, Agent: x.agent, Principal: x.principal, CreatedAt: at(x.created), UpdatedAt: at(x.upd)}), "CreateSession(%s)", x.id)
 		}
 		for _, c := range []struct {
 			name string
@@ -88,6 +88,8 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 			{"OffsetOnly", store.SessionFilter{Offset: 3}, []string{"s1"}},
 			{"OffsetPastEnd", store.SessionFilter{Offset: 9}, nil},
 			{"AgentLimitOffset", store.SessionFilter{Agent: "a", Limit: 1, Offset: 1}, []string{"s3"}},
+			{"Principal", store.SessionFilter{Principal: "alice"}, []string{"s4", "s1"}},
+			{"PrincipalAgent", store.SessionFilter{Principal: "bob", Agent: "a"}, nil},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				got, err := st.ListSessions(ctx, c.f)

@@ -1,0 +1,95 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/principal"
+)
+
+// AdminPrincipal is the name of the principal the top-level api_key
+// stands for.
+const AdminPrincipal = "admin"
+
+func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
+	seen := map[string]int{}
+	hasAPIKey := c.APIKey != "" || c.APIKeyEnv != ""
+	for i, p := range c.Principals {
+		fp := root.key("principals").index(i)
+		switch {
+		case !manifest.ValidName(p.Name):
+			r.add(src, fp.key("name"), "%q is not a valid name (%s)", p.Name, nameRules)
+		case p.Name == AdminPrincipal && hasAPIKey:
+			r.add(src, fp.key("name"), "%q is the principal of the top-level api_key; choose another name", p.Name)
+		case p.Name == principal.Local.Name:
+			r.add(src, fp.key("name"), "%q names the user of a daemon without keys; choose another name", p.Name)
+		}
+		if j, ok := seen[p.Name]; ok {
+			r.add(src, fp.key("name"), "%q is already used by principals[%d]", p.Name, j)
+		} else {
+			seen[p.Name] = i
+		}
+		switch {
+		case p.KeyEnv == "" && p.KeySHA256 == "":
+			r.add(src, fp, "needs a credential: key_env = \"VARIABLE_NAME\" or key_sha256 = \"<hex>\" (agentd principals new-key prints both)")
+		case p.KeyEnv != "" && p.KeySHA256 != "":
+			r.add(src, fp.key("key_sha256"), "key_env and key_sha256 are both set; keep one")
+		case p.KeyEnv != "" && !validEnvName(p.KeyEnv):
+			r.add(src, fp.key("key_env"), envNameMsg)
+		case p.KeySHA256 != "":
+			if b, err := hex.DecodeString(p.KeySHA256); err != nil || len(b) != sha256.Size {
+				r.add(src, fp.key("key_sha256"), "must be 64 hex digits (the SHA-256 of the key, not the key)")
+			}
+		}
+		for k, globs := range map[string][]string{"agents": p.Agents, "tools": p.Tools} {
+			for j, g := range globs {
+				if _, err := path.Match(g, ""); err != nil {
+					r.add(src, fp.key(k).index(j), "%q is not a valid glob (*, ?, [...])", g)
+				}
+			}
+		}
+	}
+}
+
+// PrincipalKeys resolves the configured credentials: the top-level
+// api_key as the admin principal and every [[principals]] entry. It
+// returns an empty set when none is configured (no authentication), and
+// an error naming the field when a key_env variable is unset: a principal
+// that cannot log in is a mistake to report at start, not at first use.
+func (c *Config) PrincipalKeys() (*principal.Keys, error) {
+	keys := &principal.Keys{}
+	if k := c.APIKeyValue(); k != "" {
+		keys.Add(sha256.Sum256([]byte(k)), &principal.Principal{Name: AdminPrincipal, Admin: true, Agents: []string{"*"}, Tools: []string{"*"}})
+	} else if c.APIKeyEnv != "" {
+		return nil, fmt.Errorf("%s: api_key_env: the environment variable %s is not set", c.File, c.APIKeyEnv)
+	}
+	for i, p := range c.Principals {
+		pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools}
+		if p.Admin && len(p.Agents) == 0 {
+			pr.Agents = []string{"*"}
+		}
+		if p.Admin && len(p.Tools) == 0 {
+			pr.Tools = []string{"*"}
+		}
+		var sum [sha256.Size]byte
+		if p.KeySHA256 != "" {
+			b, err := hex.DecodeString(strings.ToLower(p.KeySHA256))
+			if err != nil || len(b) != sha256.Size {
+				return nil, fmt.Errorf("%s: principals[%d].key_sha256: must be 64 hex digits", c.File, i)
+			}
+			copy(sum[:], b)
+		} else {
+			v, ok := c.LookupSecret(p.KeyEnv)
+			if !ok {
+				return nil, fmt.Errorf("%s: principals[%d].key_env: the environment variable %s (key of principal %q) is not set", c.File, i, p.KeyEnv, p.Name)
+			}
+			sum = sha256.Sum256([]byte(v))
+		}
+		keys.Add(sum, pr)
+	}
+	return keys, nil
+}

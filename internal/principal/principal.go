@@ -1,0 +1,117 @@
+// Package principal names who is asking and what they may do, whatever
+// the protocol they came by: the HTTP API, MCP, A2A, ACP or the dashboard.
+//
+// A Principal is resolved once, at the edge (a bearer key or token), and
+// then travels explicitly with every run and tool call, so one policy and
+// one audit log cover every protocol. Keys are never kept: only their
+// SHA-256, compared in constant time.
+package principal
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"path"
+)
+
+// Principal is an identity with its rights.
+type Principal struct {
+	// Name identifies the principal in the audit log and on sessions.
+	Name string
+	// Admin may change agents and MCP servers and read every session and
+	// the whole audit log.
+	Admin bool
+	// Agents are the name globs of the agents it may run.
+	Agents []string
+	// Tools are the name globs of the tools it may call directly (the
+	// API's tool calls, /mcp expose_tools, gateways). What an agent it
+	// runs may call is the agent's own business (its tools patterns).
+	Tools []string
+}
+
+// Local is the principal of a daemon without any credential configured:
+// it listens on loopback only, and everyone who can reach it is the user.
+var Local = &Principal{Name: "local", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}}
+
+// MayRunAgent reports whether p may run the named agent.
+func (p *Principal) MayRunAgent(name string) bool { return p != nil && matchAny(p.Agents, name) }
+
+// MayCallTool reports whether p may call the named tool directly.
+func (p *Principal) MayCallTool(name string) bool { return p != nil && matchAny(p.Tools, name) }
+
+// MaySee reports whether p may read what owner (a session's or an audit
+// record's principal) did: its own, or anything for an admin.
+func (p *Principal) MaySee(owner string) bool { return p != nil && (p.Admin || p.Name == owner) }
+
+// NameOf returns p's name, or "" for nil (an unauthenticated request).
+func NameOf(p *Principal) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
+}
+
+// matchAny matches name against path.Match globs; a malformed glob
+// matches nothing, so a typo can only deny.
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, err := path.Match(g, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys resolves bearer keys to principals.
+type Keys struct {
+	entries []entry
+}
+
+type entry struct {
+	hash [sha256.Size]byte
+	p    *Principal
+}
+
+// Add registers the principal whose key has the given SHA-256.
+func (k *Keys) Add(hash [sha256.Size]byte, p *Principal) {
+	k.entries = append(k.entries, entry{hash, p})
+}
+
+// Len is the number of keys.
+func (k *Keys) Len() int {
+	if k == nil {
+		return 0
+	}
+	return len(k.entries)
+}
+
+// Lookup returns the principal whose key is token. Every entry is
+// compared, in constant time, whatever matches: the answer's timing says
+// nothing about which key, or how much of one, was right.
+func (k *Keys) Lookup(token string) (*Principal, bool) {
+	if k == nil || token == "" {
+		return nil, false
+	}
+	got := sha256.Sum256([]byte(token))
+	var found *Principal
+	for _, e := range k.entries {
+		if subtle.ConstantTimeCompare(got[:], e.hash[:]) == 1 {
+			found = e.p
+		}
+	}
+	return found, found != nil
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying p: the HTTP middleware's hand-over to
+// the handler of one request. Handlers pass it on explicitly from there.
+func NewContext(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// FromContext returns the principal of the request ctx belongs to, or nil.
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxKey{}).(*Principal)
+	return p
+}

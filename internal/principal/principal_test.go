@@ -1,0 +1,86 @@
+package principal
+
+import (
+	"context"
+	"crypto/sha256"
+	"path"
+	"testing"
+)
+
+func TestRights(t *testing.T) {
+	bot := &Principal{Name: "ci-bot", Agents: []string{"reviewer", "lint-*"}, Tools: []string{"file_read", "mcp_github_*"}}
+	tests := []struct {
+		name string
+		p    *Principal
+		what func(*Principal) bool
+		want bool
+	}{
+		{"named agent", bot, func(p *Principal) bool { return p.MayRunAgent("reviewer") }, true},
+		{"glob agent", bot, func(p *Principal) bool { return p.MayRunAgent("lint-go") }, true},
+		{"other agent", bot, func(p *Principal) bool { return p.MayRunAgent("assistant") }, false},
+		{"named tool", bot, func(p *Principal) bool { return p.MayCallTool("file_read") }, true},
+		{"glob tool", bot, func(p *Principal) bool { return p.MayCallTool("mcp_github_create_issue") }, true},
+		{"other tool", bot, func(p *Principal) bool { return p.MayCallTool("shell_exec") }, false},
+		{"own session", bot, func(p *Principal) bool { return p.MaySee("ci-bot") }, true},
+		{"someone else's session", bot, func(p *Principal) bool { return p.MaySee("alice") }, false},
+		{"admin sees all", Local, func(p *Principal) bool { return p.MaySee("alice") }, true},
+		{"local runs all", Local, func(p *Principal) bool { return p.MayRunAgent("x") && p.MayCallTool("y") }, true},
+		{"nil has no rights", nil, func(p *Principal) bool { return p.MayRunAgent("x") || p.MayCallTool("y") || p.MaySee("") }, false},
+		{"malformed glob grants nothing", &Principal{Agents: []string{"[a"}}, func(p *Principal) bool { return p.MayRunAgent("[a") }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.what(tt.p); got != tt.want {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestKeys(t *testing.T) {
+	a, b := &Principal{Name: "a"}, &Principal{Name: "b"}
+	var k Keys
+	k.Add(sha256.Sum256([]byte("key-a")), a)
+	k.Add(sha256.Sum256([]byte("key-b")), b)
+	for _, tt := range []struct {
+		token string
+		want  *Principal
+	}{
+		{"key-a", a}, {"key-b", b}, {"key-c", nil}, {"", nil}, {"key-a ", nil}, {"key-", nil},
+	} {
+		got, ok := k.Lookup(tt.token)
+		if got != tt.want || ok != (tt.want != nil) {
+			t.Errorf("Lookup(%q) = %v, %v; want %v", tt.token, NameOf(got), ok, NameOf(tt.want))
+		}
+	}
+	var none *Keys
+	if _, ok := none.Lookup("key-a"); ok || none.Len() != 0 {
+		t.Fatal("nil Keys resolved a key")
+	}
+}
+
+func TestContext(t *testing.T) {
+	if FromContext(context.Background()) != nil {
+		t.Fatal("principal from an empty context")
+	}
+	p := &Principal{Name: "x"}
+	if FromContext(NewContext(context.Background(), p)) != p {
+		t.Fatal("principal lost in context")
+	}
+}
+
+// FuzzMayRunAgent: a principal may run an agent only if one of its globs
+// matches by path.Match; a malformed glob never grants.
+func FuzzMayRunAgent(f *testing.F) {
+	f.Add("lint-*", "lint-go")
+	f.Add("[", "[")
+	f.Add("*", "")
+	f.Fuzz(func(t *testing.T, glob, name string) {
+		p := &Principal{Agents: []string{glob}}
+		got := p.MayRunAgent(name)
+		ok, err := path.Match(glob, name)
+		if got != (err == nil && ok) {
+			t.Fatalf("MayRunAgent(%q) with glob %q = %v; path.Match = %v, %v", name, glob, got, ok, err)
+		}
+	})
+}
