@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"sync"
 	"time"
@@ -34,6 +35,10 @@ var (
 	// ErrWrongAgent is returned when a session is resumed with an agent
 	// other than the one that started it.
 	ErrWrongAgent = errors.New("session belongs to another agent")
+
+	// ErrForbidden is returned when the run's principal may not run the
+	// agent. Edges map it to their "forbidden" answer.
+	ErrForbidden = errors.New("forbidden")
 )
 
 // Providers resolves a provider name from the config to a Provider.
@@ -115,6 +120,11 @@ type RunRequest struct {
 	// "untrusted", an A2A message from another agent).
 	Tainted bool
 	Depth   int
+	// Principal is who asked for the run: the run is refused unless it may
+	// run the agent, the session is theirs (or they are an admin), and the
+	// session and every audit record carry its name. nil is the daemon
+	// itself (a delegated run, the CLI's own process).
+	Principal *principal.Principal
 	// OnEvent receives the run's events, serialised, in order. It must not
 	// block for long: it runs on the loop's goroutine.
 	OnEvent func(Event)
@@ -159,6 +169,9 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		return nil, err
 	}
 	m := entry.Manifest
+	if req.Principal != nil && !req.Principal.MayRunAgent(m.Name) {
+		return nil, fmt.Errorf("%w: principal %q may not run agent %q", ErrForbidden, req.Principal.Name, m.Name)
+	}
 	if m.Kind != "" && m.Kind != manifest.KindLLM {
 		return nil, fmt.Errorf("%w: agent %q is of kind %q", ErrNoModel, m.Name, m.Kind)
 	}
@@ -180,7 +193,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 
 	res := &RunResult{SessionID: sess.ID}
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
-		Agent: m.Name, SessionID: sess.ID, Workspace: k.opts.Workspace(m), Depth: req.Depth,
+		Agent: m.Name, SessionID: sess.ID, Principal: principal.NameOf(req.Principal), Workspace: k.opts.Workspace(m), Depth: req.Depth,
 		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: req.Tainted || tainted(history),
 	})
 	if req.OnScope != nil {
@@ -322,7 +335,7 @@ func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Ma
 func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.Manifest, id string, input llm.Message) (store.Session, []llm.Message, error) {
 	if req.SessionID == "" {
 		now := time.Now().UTC()
-		s := store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, CreatedAt: now, UpdatedAt: now}
+		s := store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, Principal: principal.NameOf(req.Principal), CreatedAt: now, UpdatedAt: now}
 		first, err := storedMessage(input)
 		if err != nil {
 			return s, nil, err
@@ -335,6 +348,10 @@ func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.M
 	s, history, err := k.Session(ctx, id)
 	if err != nil {
 		return s, nil, err
+	}
+	if req.Principal != nil && !req.Principal.MaySee(s.Principal) {
+		// Someone else's session does not exist, as far as they know.
+		return store.Session{ID: id}, nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
 	}
 	if s.Agent != m.Name {
 		return s, nil, fmt.Errorf("%w: session %s belongs to %q, not %q", ErrWrongAgent, s.ID, s.Agent, m.Name)

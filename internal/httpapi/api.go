@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -133,6 +134,9 @@ func (a *API) getAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) createAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
 	var m manifest.Manifest
 	if err := decode(r, &m); err != nil {
 		return err
@@ -144,6 +148,9 @@ func (a *API) createAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) updateAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
 	var m manifest.Manifest
 	if err := decode(r, &m); err != nil {
 		return err
@@ -169,6 +176,9 @@ func (a *API) putAgent(w http.ResponseWriter, r *http.Request, m manifest.Manife
 }
 
 func (a *API) deleteAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
 	if err := a.opts.Kernel.Agents().Delete(r.Context(), r.PathValue("name")); err != nil {
 		return err
 	}
@@ -207,7 +217,7 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	for i := range req.Images {
 		input.Parts = append(input.Parts, llm.Part{Image: &req.Images[i]})
 	}
-	run := &agent.RunRequest{Agent: r.PathValue("name"), SessionID: req.SessionID, Input: input, Origin: "http"}
+	run := &agent.RunRequest{Agent: r.PathValue("name"), SessionID: req.SessionID, Input: input, Origin: "http", Principal: who(r)}
 	if req.Stream || r.Header.Get("Accept") == "text/event-stream" {
 		return a.stream(w, r, run)
 	}
@@ -223,9 +233,13 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) error {
 // stream runs the agent and writes each event as a server-sent event
 // ("event: <type>\ndata: <json>"). The client going away cancels the run.
 func (a *API) stream(w http.ResponseWriter, r *http.Request, run *agent.RunRequest) error {
-	// Resolve the agent first so a bad name is a plain 404, not a stream.
+	// Resolve the agent and the right to run it first, so a bad name is a
+	// plain 404 and a refusal a plain 403, not a stream.
 	if _, err := a.opts.Kernel.Agents().Get(r.Context(), run.Agent); err != nil {
 		return err
+	}
+	if !run.Principal.MayRunAgent(run.Agent) {
+		return fmt.Errorf("%w: principal %q may not run agent %q", agent.ErrForbidden, run.Principal.Name, run.Agent)
 	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -249,7 +263,11 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ss, err := a.opts.Store.ListSessions(r.Context(), store.SessionFilter{Agent: r.URL.Query().Get("agent"), Limit: limit, Offset: offset})
+	f := store.SessionFilter{Agent: r.URL.Query().Get("agent"), Principal: r.URL.Query().Get("principal"), Limit: limit, Offset: offset}
+	if p := who(r); !p.Admin {
+		f.Principal = p.Name // only one's own
+	}
+	ss, err := a.opts.Store.ListSessions(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -266,19 +284,23 @@ type sessionJSON struct {
 	Agent     string        `json:"agent"`
 	Title     string        `json:"title"`
 	Origin    string        `json:"origin"`
+	Principal string        `json:"principal,omitempty"`
 	CreatedAt time.Time     `json:"created_at"`
 	UpdatedAt time.Time     `json:"updated_at"`
 	Messages  []llm.Message `json:"messages,omitempty"`
 }
 
 func toSessionJSON(s store.Session) sessionJSON {
-	return sessionJSON{ID: s.ID, Agent: s.Agent, Title: s.Title, Origin: s.Origin, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	return sessionJSON{ID: s.ID, Agent: s.Agent, Title: s.Title, Origin: s.Origin, Principal: s.Principal, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 }
 
 func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
 	s, msgs, err := a.opts.Kernel.Session(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
+	}
+	if !who(r).MaySee(s.Principal) {
+		return fmt.Errorf("%w: %s", agent.ErrSessionNotFound, s.ID)
 	}
 	out := toSessionJSON(s)
 	out.Messages = msgs
@@ -287,6 +309,13 @@ func (a *API) getSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	s, err := a.opts.Store.GetSession(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if !who(r).MaySee(s.Principal) {
+		return fmt.Errorf("%w: %s", agent.ErrSessionNotFound, s.ID)
+	}
 	if err := a.opts.Store.DeleteSession(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
@@ -295,10 +324,12 @@ func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
-	tools := a.opts.Tools.List()
-	specs := make([]tool.Spec, len(tools))
-	for i, t := range tools {
-		specs[i] = t.Spec()
+	p := who(r)
+	specs := []tool.Spec{}
+	for _, t := range a.opts.Tools.List() {
+		if sp := t.Spec(); p.MayCallTool(sp.Name) {
+			specs = append(specs, sp)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": specs, "total": len(specs)})
 	return nil
@@ -315,7 +346,11 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := a.opts.Tools.Lookup(name); !ok {
 		return errorf(http.StatusNotFound, "not_found", "tool %q not found", name)
 	}
-	scope := a.opts.Kernel.Runner().Scope(tool.ScopeParams{Agent: "operator", Rules: &policy.Rules{Capabilities: []string{"*"}}})
+	p := who(r)
+	if !p.MayCallTool(name) {
+		return fmt.Errorf("%w: principal %q may not call tool %q", agent.ErrForbidden, p.Name, name)
+	}
+	scope := a.opts.Kernel.Runner().Scope(tool.ScopeParams{Agent: "operator", Principal: p.Name, Rules: &policy.Rules{Capabilities: []string{"*"}}})
 	out := scope.Call(r.Context(), llm.ToolCall{ID: "api", Name: name, Arguments: args}, nil)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"content": out.Result.Content, "is_error": out.Result.IsError, "structured": out.Structured,
@@ -330,7 +365,10 @@ func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Limit: limit}
+	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"), Limit: limit}
+	if p := who(r); !p.Admin {
+		f.Principal = p.Name // only one's own calls
+	}
 	if s := q.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
 		if err != nil {
@@ -367,6 +405,9 @@ func (a *API) mcpServers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) addMCPServer(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
 	if a.opts.MCP == nil {
 		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
 	}
@@ -385,6 +426,9 @@ func (a *API) addMCPServer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) removeMCPServer(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
 	if a.opts.MCP == nil {
 		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
 	}
@@ -392,6 +436,24 @@ func (a *API) removeMCPServer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// who is the principal the request was authenticated as. The API is
+// always served behind Protect, which sets it (principal.Local when the
+// daemon has no keys).
+func who(r *http.Request) *principal.Principal {
+	if p := principal.FromContext(r.Context()); p != nil {
+		return p
+	}
+	return principal.Local
+}
+
+// requireAdmin refuses a request whose principal is not an admin.
+func requireAdmin(r *http.Request) error {
+	if p := who(r); !p.Admin {
+		return fmt.Errorf("%w: principal %q is not an admin", agent.ErrForbidden, p.Name)
+	}
 	return nil
 }
 

@@ -40,6 +40,8 @@ func toError(err error) *Error {
 		return errorf(http.StatusRequestEntityTooLarge, "too_large", "request body exceeds %d bytes", mbe.Limit)
 	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound):
 		return errorf(http.StatusNotFound, "not_found", "%s", err)
+	case errors.Is(err, agent.ErrForbidden):
+		return errorf(http.StatusForbidden, "forbidden", "%s", err)
 	case errors.Is(err, agent.ErrReadOnly):
 		return errorf(http.StatusConflict, "read_only", "%s: edit the config file instead", err)
 	case errors.Is(err, agent.ErrSessionBusy), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrConflict):

@@ -94,6 +94,8 @@ func NewRunner(tools Lookup, opts RunnerOptions) *Runner {
 type ScopeParams struct {
 	Agent     string
 	SessionID string
+	// Principal names who the calls are made for, in the audit log.
+	Principal string
 	Workspace string
 	Depth     int
 	Rules     *policy.Rules
@@ -327,7 +329,7 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	rec := store.AuditRecord{
 		Time: time.Now().UTC(), Agent: s.p.Agent, SessionID: s.p.SessionID, Tool: call.Name,
 		ArgsDigest: Digest(call.Name, call.Arguments), Decision: out.Decision, Outcome: outcome,
-		Detail: detail, Untrusted: out.Untrusted, Duration: out.Duration,
+		Detail: detail, Untrusted: out.Untrusted, Duration: out.Duration, Principal: s.p.Principal,
 	}
 	// The audit write must happen even when the run was cancelled.
 	if _, err := s.r.opts.Audit.AppendAudit(context.WithoutCancel(ctx), rec); err != nil {
