@@ -42,6 +42,7 @@ func commands() []command {
 		{"mcp", "MCP: `agentd mcp` serves MCP on stdio; servers|tools|call inspect upstreams", runMCP},
 		{"acp", "serve the Agent Client Protocol on stdio for an editor: acp [--agent NAME]", runACP},
 		{"a2a", "A2A client: discover URL | send AGENT_OR_URL MESSAGE | task ID | agents", runA2A},
+		{"principals", "who may call the daemon: principals list | new-key", runPrincipals},
 		{"version", "print the version", runVersion},
 	}
 }

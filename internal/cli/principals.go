@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentd/agentd/internal/config"
+)
+
+// runPrincipals lists the configured principals or mints a key.
+func runPrincipals(_ context.Context, e *env, args []string) error {
+	sub := "list"
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "list":
+		if len(args) > 0 {
+			return fmt.Errorf("%w: principals list takes no arguments", errUsage)
+		}
+		cfg, err := e.loadConfig(false)
+		if err != nil {
+			return err
+		}
+		return listPrincipals(e, cfg)
+	case "new-key":
+		if len(args) > 0 {
+			return fmt.Errorf("%w: principals new-key takes no arguments", errUsage)
+		}
+		return newKey(e)
+	}
+	return fmt.Errorf("%w: principals list | new-key", errUsage)
+}
+
+// listPrincipals prints who may call the daemon and with what rights:
+// never a key, only where it comes from.
+func listPrincipals(e *env, cfg *config.Config) error {
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tADMIN\tAGENTS\tTOOLS\tKEY")
+	rows := 0
+	switch {
+	case cfg.APIKey != "":
+		fmt.Fprintln(tw, config.AdminPrincipal+"\tyes\t*\t*\tapi_key (in the config file)")
+		rows++
+	case cfg.APIKeyEnv != "":
+		fmt.Fprintf(tw, "%s\tyes\t*\t*\tapi_key_env %s\n", config.AdminPrincipal, cfg.APIKeyEnv)
+		rows++
+	}
+	for _, p := range cfg.Principals {
+		admin, agents, tools := "no", strings.Join(p.Agents, ","), strings.Join(p.Tools, ",")
+		if p.Admin {
+			admin = "yes"
+			agents, tools = orAll(agents), orAll(tools)
+		}
+		key := "key_env " + p.KeyEnv
+		if p.KeySHA256 != "" {
+			key = "key_sha256 " + p.KeySHA256[:min(12, len(p.KeySHA256))] + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, admin, dash(agents), dash(tools), key)
+		rows++
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rows == 0 {
+		fmt.Fprintf(e.stdout, "\nNo keys: the daemon has no authentication and listens on loopback only (principal %q).\nAdd [[principals]] or api_key_env to %s.\n", "local", cfg.File)
+	}
+	return nil
+}
+
+func orAll(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// newKey prints a random key and its SHA-256, for key_env or key_sha256.
+func newKey(e *env) error {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Errorf("read random bytes: %w", err)
+	}
+	key := "agentd_" + base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(key))
+	fmt.Fprintf(e.stdout, "key:        %s\nkey_sha256: %s\n\nGive the key to the principal (it is shown once); put one of these in its [[principals]] entry:\n  key_sha256 = %q\n  key_env = \"AGENTD_KEY_NAME\"   # with the key in that environment variable\n", key, hex.EncodeToString(sum[:]), hex.EncodeToString(sum[:]))
+	return nil
+}
