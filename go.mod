@@ -15,6 +15,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+
 require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.9.3 // indirect

@@ -3,7 +3,11 @@
 // rest of the daemon receives typed values.
 package config
 
-import "github.com/agentd/agentd/internal/manifest"
+import (
+	"strings"
+
+	"github.com/agentd/agentd/internal/manifest"
+)
 
 // Config is the whole configuration, as read from config.toml.
 type Config struct {
@@ -34,6 +38,7 @@ type Config struct {
 	Tools      Tools               `toml:"tools" json:"tools"`
 	Limits     Limits              `toml:"limits" json:"limits"`
 	Principals []Principal         `toml:"principals" json:"principals,omitempty"`
+	Auth       Auth                `toml:"auth" json:"auth"`
 
 	// lookupEnv is the environment as seen by Load; secrets are read
 	// through it on demand so they never sit in the struct. nil means
@@ -63,6 +68,43 @@ type Principal struct {
 	// Admin may change agents and servers and read every session and the
 	// audit log.
 	Admin bool `toml:"admin" json:"admin,omitempty"`
+}
+
+// Auth configures how clients authenticate beyond API keys.
+type Auth struct {
+	// OAuth makes the daemon an OAuth 2.1 resource server.
+	OAuth *OAuthRS `toml:"oauth" json:"oauth,omitempty"`
+}
+
+// OAuthRS accepts JWT access tokens from one authorization server.
+type OAuthRS struct {
+	Issuer string `toml:"issuer" json:"issuer"`
+	// Audience every token must carry; default public_url, else the
+	// listen address as http://host:port.
+	Audience string `toml:"audience" json:"audience,omitempty"`
+	// JWKSURL of the issuer's keys; default discovered from its metadata.
+	JWKSURL string `toml:"jwks_url" json:"jwks_url,omitempty"`
+	// PrincipalClaim names the principal; default "sub".
+	PrincipalClaim string `toml:"principal_claim" json:"principal_claim,omitempty"`
+	// LeewaySecs is the clock skew allowed; default 60.
+	LeewaySecs int `toml:"leeway_secs" json:"leeway_secs,omitempty"`
+	// AllowPrivate lets the issuer be on loopback or a private network
+	// (development); the SSRF guard refuses it otherwise.
+	AllowPrivate bool `toml:"allow_private" json:"allow_private,omitempty"`
+}
+
+// OAuthAudience returns the audience tokens must carry.
+func (c *Config) OAuthAudience() string {
+	if c.Auth.OAuth == nil {
+		return ""
+	}
+	if c.Auth.OAuth.Audience != "" {
+		return c.Auth.OAuth.Audience
+	}
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	return "http://" + c.Listen
 }
 
 // Provider configures one LLM provider.

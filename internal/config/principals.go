@@ -16,6 +16,19 @@ import (
 const AdminPrincipal = "admin"
 
 func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
+	if o := c.Auth.OAuth; o != nil {
+		op := root.key("auth").key("oauth")
+		if o.Issuer == "" {
+			r.add(src, op.key("issuer"), "required: the authorization server's issuer URL")
+		} else {
+			checkURL(r, src, op.key("issuer"), o.Issuer)
+		}
+		if o.JWKSURL != "" {
+			checkURL(r, src, op.key("jwks_url"), o.JWKSURL)
+		}
+		nonNegative(r, src, op.key("leeway_secs"), o.LeewaySecs)
+	}
+	oauth := c.Auth.OAuth != nil
 	seen := map[string]int{}
 	hasAPIKey := c.APIKey != "" || c.APIKeyEnv != ""
 	for i, p := range c.Principals {
@@ -34,6 +47,8 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 			seen[p.Name] = i
 		}
 		switch {
+		case p.KeyEnv == "" && p.KeySHA256 == "" && oauth:
+			// Reached only by access tokens whose principal claim names it.
 		case p.KeyEnv == "" && p.KeySHA256 == "":
 			r.add(src, fp, "needs a credential: key_env = \"VARIABLE_NAME\" or key_sha256 = \"<hex>\" (agentd principals new-key prints both)")
 		case p.KeyEnv != "" && p.KeySHA256 != "":
@@ -55,6 +70,29 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 	}
 }
 
+// ConfiguredPrincipal returns the rights of the [[principals]] entry
+// named name (an access token whose principal claim is that name gets
+// them).
+func (c *Config) ConfiguredPrincipal(name string) (*principal.Principal, bool) {
+	for _, p := range c.Principals {
+		if p.Name == name {
+			return toPrincipal(p), true
+		}
+	}
+	return nil, false
+}
+
+func toPrincipal(p Principal) *principal.Principal {
+	pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools}
+	if p.Admin && len(p.Agents) == 0 {
+		pr.Agents = []string{"*"}
+	}
+	if p.Admin && len(p.Tools) == 0 {
+		pr.Tools = []string{"*"}
+	}
+	return pr
+}
+
 // PrincipalKeys resolves the configured credentials: the top-level
 // api_key as the admin principal and every [[principals]] entry. It
 // returns an empty set when none is configured (no authentication), and
@@ -68,14 +106,11 @@ func (c *Config) PrincipalKeys() (*principal.Keys, error) {
 		return nil, fmt.Errorf("%s: api_key_env: the environment variable %s is not set", c.File, c.APIKeyEnv)
 	}
 	for i, p := range c.Principals {
-		pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools}
-		if p.Admin && len(p.Agents) == 0 {
-			pr.Agents = []string{"*"}
-		}
-		if p.Admin && len(p.Tools) == 0 {
-			pr.Tools = []string{"*"}
-		}
+		pr := toPrincipal(p)
 		var sum [sha256.Size]byte
+		if p.KeyEnv == "" && p.KeySHA256 == "" {
+			continue // an OAuth-only principal
+		}
 		if p.KeySHA256 != "" {
 			b, err := hex.DecodeString(strings.ToLower(p.KeySHA256))
 			if err != nil || len(b) != sha256.Size {

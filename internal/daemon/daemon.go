@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentd/agentd/internal/auditlog"
+	"github.com/agentd/agentd/internal/oauthrs"
 	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net"
@@ -57,6 +58,8 @@ type Daemon struct {
 	mux *routeMux
 	// keys resolve bearer keys to principals; empty = no authentication.
 	keys *principal.Keys
+	// tokens verifies OAuth access tokens; nil unless [auth.oauth].
+	tokens *oauthrs.Verifier
 	// closers stop the edges' background work, in reverse order, before
 	// the MCP connections and the store close.
 	closers []func() error
@@ -74,6 +77,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, fmt.Errorf("principals: %w", err)
 	}
 	d.keys = keys
+	if err := d.mountOAuth(); err != nil {
+		return nil, err
+	}
 
 	db, err := sqlite.Open(ctx, cfg.StorePath(), &sqlite.Options{Logger: log.With("component", "store")})
 	if err != nil {
@@ -201,8 +207,14 @@ func (d *Daemon) Handler() http.Handler {
 	// state it carries is its credential (see mcpclient.Callbacks).
 	public := append(slices.Clone(httpapi.PublicPaths), mcpclient.CallbackPath)
 	return httpapi.Protect(d.mux, httpapi.ProtectOptions{
-		Principals:    d.keys,
-		Public:        func(p string) bool { return slices.Contains(public, p) || d.publicCard(p) },
+		Principals: d.keys,
+		Tokens:     d.tokenVerifier(),
+		ResourceMetadata: func(r *http.Request) string {
+			return d.baseURL(r) + oauthrs.WellKnown + resourcePath(r.URL.Path)
+		},
+		Public: func(p string) bool {
+			return slices.Contains(public, p) || d.publicCard(p) || (d.tokens != nil && isPublicOAuth(p))
+		},
 		RatePerSec:    d.cfg.Limits.RatePerSec,
 		Burst:         d.cfg.Limits.Burst,
 		LimitLoopback: d.cfg.Limits.LimitLoopback,
@@ -271,7 +283,7 @@ func (d *Daemon) Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if !isLoopback(host) && d.keys.Len() == 0 {
+	if !isLoopback(host) && d.keys.Len() == 0 && d.tokens == nil {
 		return nil, fmt.Errorf("%w (%s): set api_key_env (or [[principals]]) in %s", ErrInsecureListen, addr, d.cfg.File)
 	}
 	ln, err := net.Listen("tcp", addr)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -24,6 +25,12 @@ type ProtectOptions struct {
 	Principals *principal.Keys
 	// APIKey adds one admin principal for KEY (tests, simple setups).
 	APIKey string
+	// Tokens, when set, accepts OAuth access tokens besides the keys.
+	Tokens TokenVerifier
+	// ResourceMetadata returns the URL of the Protected Resource Metadata
+	// (RFC 9728) for r's path, named in 401 answers so an OAuth client
+	// knows where to get a token. Used when Tokens is set.
+	ResourceMetadata func(r *http.Request) string
 	// Public reports whether a path is served without the key (health,
 	// public agent cards).
 	Public func(path string) bool
@@ -47,6 +54,11 @@ type ProtectOptions struct {
 	Logger       *slog.Logger
 	// Now is the clock, for tests; nil = time.Now.
 	Now func() time.Time
+}
+
+// TokenVerifier checks an OAuth access token (package oauthrs).
+type TokenVerifier interface {
+	Verify(ctx context.Context, token string) (*principal.Principal, []string, error)
 }
 
 // Protect wraps h with, in order: security headers, body limit, rate
@@ -76,7 +88,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		}
 		keys.Add(sha256.Sum256([]byte(opts.APIKey)), &principal.Principal{Name: "admin", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}})
 	}
-	authRequired := keys.Len() > 0
+	authRequired := keys.Len() > 0 || opts.Tokens != nil
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
@@ -85,8 +97,12 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		}
 		token, _ := bearer(r)
 		who := principal.Local
+		var tokenErr error
 		if authRequired {
 			who, _ = keys.Lookup(token) // nil when missing or wrong
+			if who == nil && token != "" && opts.Tokens != nil {
+				who, _, tokenErr = opts.Tokens.Verify(r.Context(), token)
+			}
 		}
 		if limited(r, opts, authRequired, token) {
 			if ok, retry := limiter.allow(clientKey(r, who, token)); !ok {
@@ -99,9 +115,23 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		// the real request that follows still needs the key.
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		if who == nil && !preflight && !opts.Public(r.URL.Path) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentd"`)
-			WriteError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong API key: send Authorization: Bearer <api_key>")
-			log.Debug("unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+			challenge := `Bearer realm="agentd"`
+			msg := "missing or wrong API key: send Authorization: Bearer <api_key>"
+			if opts.Tokens != nil {
+				// RFC 6750 and the MCP authorization spec: say where the
+				// metadata is, and why a token was refused.
+				if opts.ResourceMetadata != nil {
+					challenge += `, resource_metadata="` + opts.ResourceMetadata(r) + `"`
+				}
+				msg = "missing or invalid credentials: send Authorization: Bearer <api_key or access token>"
+				if tokenErr != nil {
+					challenge += `, error="invalid_token", error_description="` + strings.ReplaceAll(tokenErr.Error(), `"`, "'") + `"`
+					msg = tokenErr.Error()
+				}
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			WriteError(w, http.StatusUnauthorized, "unauthorized", msg)
+			log.Debug("unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "reason", tokenErr)
 			return
 		}
 		if who != nil {

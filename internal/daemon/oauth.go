@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/internal/httpapi"
+	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/oauthrs"
+)
+
+// mountOAuth builds the access-token verifier of [auth.oauth] and serves
+// the Protected Resource Metadata that points clients to its issuer.
+func (d *Daemon) mountOAuth() error {
+	o := d.cfg.Auth.OAuth
+	if o == nil {
+		return nil
+	}
+	v, err := oauthrs.New(oauthrs.Options{
+		Issuer: o.Issuer, Audience: d.cfg.OAuthAudience(), JWKSURL: o.JWKSURL,
+		PrincipalClaim: o.PrincipalClaim, Leeway: time.Duration(o.LeewaySecs) * time.Second,
+		Principals: d.cfg.ConfiguredPrincipal,
+		HTTPClient: (&netguard.Policy{AllowPrivate: o.AllowPrivate}).Client(15 * time.Second),
+		Logger:     d.log.With("component", "oauth"),
+	})
+	if err != nil {
+		return fmt.Errorf("auth.oauth: %w", err)
+	}
+	d.tokens = v
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		md := v.MetadataFor(d.cfg.OAuthAudience(), "")
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "max-age=300")
+		_ = json.NewEncoder(w).Encode(md)
+	}
+	// One resource for every path: the audience names the daemon, and a
+	// client checks that the resource is a prefix of the URL it calls.
+	d.mux.HandleFunc("GET "+oauthrs.WellKnown, serve)
+	d.mux.HandleFunc("GET "+oauthrs.WellKnown+"/{path...}", serve)
+	return nil
+}
+
+// tokenVerifier is the verifier as the middleware takes it: a nil
+// interface, not a typed nil, when OAuth is off.
+func (d *Daemon) tokenVerifier() httpapi.TokenVerifier {
+	if d.tokens == nil {
+		return nil
+	}
+	return d.tokens
+}
+
+// baseURL is the daemon's URL as clients see it.
+func (d *Daemon) baseURL(r *http.Request) string {
+	if d.cfg.PublicURL != "" {
+		return strings.TrimRight(d.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// resourcePath is the path under the metadata's well-known prefix that
+// describes p: its first segment (/mcp, /a2a, /api).
+func resourcePath(p string) string {
+	seg, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	if seg == "" {
+		return ""
+	}
+	return "/" + seg
+}
+
+// isPublicOAuth reports whether p is metadata served without credentials.
+func isPublicOAuth(p string) bool {
+	return p == oauthrs.WellKnown || strings.HasPrefix(p, oauthrs.WellKnown+"/")
+}
