@@ -15,7 +15,7 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+require github.com/go-jose/go-jose/v4 v4.1.9
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
