@@ -36,6 +36,7 @@ lint: $(BIN)/staticcheck
 # cannot pass by skipping the real-peer tests.
 test: interop-deps lint ## everything CI runs: lint, unit + race + interop tests, short fuzzing
 	AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...
+	cd deploy/check && $(GO) test -count=1 ./...
 	./scripts/fuzz.sh 3s
 
 unit: ## fast loop while developing: no lint, no Node peers
