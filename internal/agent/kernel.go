@@ -193,7 +193,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 
 	res := &RunResult{SessionID: sess.ID}
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
-		Agent: m.Name, SessionID: sess.ID, Principal: principal.NameOf(req.Principal), Workspace: k.opts.Workspace(m), Depth: req.Depth,
+		Agent: m.Name, SessionID: sess.ID, Principal: req.Principal, Workspace: k.opts.Workspace(m), Depth: req.Depth,
 		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: req.Tainted || tainted(history),
 	})
 	if req.OnScope != nil {

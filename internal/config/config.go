@@ -65,6 +65,10 @@ type Principal struct {
 	// globs it may call directly. Unset: none, or every one for an admin.
 	Agents []string `toml:"agents" json:"agents,omitempty"`
 	Tools  []string `toml:"tools" json:"tools,omitempty"`
+	// DenyTools and AskTools are tool globs denied, or needing approval,
+	// in every run this principal starts, whatever the agent.
+	DenyTools []string `toml:"deny_tools" json:"deny_tools,omitempty"`
+	AskTools  []string `toml:"ask_tools" json:"ask_tools,omitempty"`
 	// Admin may change agents and servers and read every session and the
 	// audit log.
 	Admin bool `toml:"admin" json:"admin,omitempty"`

@@ -60,7 +60,7 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 				r.add(src, fp.key("key_sha256"), "must be 64 hex digits (the SHA-256 of the key, not the key)")
 			}
 		}
-		for k, globs := range map[string][]string{"agents": p.Agents, "tools": p.Tools} {
+		for k, globs := range map[string][]string{"agents": p.Agents, "tools": p.Tools, "deny_tools": p.DenyTools, "ask_tools": p.AskTools} {
 			for j, g := range globs {
 				if _, err := path.Match(g, ""); err != nil {
 					r.add(src, fp.key(k).index(j), "%q is not a valid glob (*, ?, [...])", g)
@@ -83,7 +83,7 @@ func (c *Config) ConfiguredPrincipal(name string) (*principal.Principal, bool) {
 }
 
 func toPrincipal(p Principal) *principal.Principal {
-	pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools}
+	pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools, DenyTools: p.DenyTools, AskTools: p.AskTools}
 	if p.Admin && len(p.Agents) == 0 {
 		pr.Agents = []string{"*"}
 	}

@@ -350,7 +350,7 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 	if !p.MayCallTool(name) {
 		return fmt.Errorf("%w: principal %q may not call tool %q", agent.ErrForbidden, p.Name, name)
 	}
-	scope := a.opts.Kernel.Runner().Scope(tool.ScopeParams{Agent: "operator", Principal: p.Name, Rules: &policy.Rules{Capabilities: []string{"*"}}})
+	scope := a.opts.Kernel.Runner().Scope(tool.ScopeParams{Agent: "operator", Principal: p, Rules: &policy.Rules{Capabilities: []string{"*"}}})
 	out := scope.Call(r.Context(), llm.ToolCall{ID: "api", Name: name, Arguments: args}, nil)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"content": out.Result.Content, "is_error": out.Result.IsError, "structured": out.Structured,

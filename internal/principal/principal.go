@@ -27,6 +27,20 @@ type Principal struct {
 	// API's tool calls, /mcp expose_tools, gateways). What an agent it
 	// runs may call is the agent's own business (its tools patterns).
 	Tools []string
+	// DenyTools and AskTools are tool globs refused, or needing approval,
+	// in everything this principal starts, whichever agent makes the call:
+	// the policy that follows the person, not the agent.
+	DenyTools []string
+	AskTools  []string
+}
+
+// ToolRule reports whether p's own policy denies the named tool or asks
+// for approval before it runs.
+func (p *Principal) ToolRule(name string) (deny, ask bool) {
+	if p == nil {
+		return false, false
+	}
+	return matchAny(p.DenyTools, name), matchAny(p.AskTools, name)
 }
 
 // Local is the principal of a daemon without any credential configured:

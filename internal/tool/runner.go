@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"strings"
 	"sync"
@@ -94,8 +95,9 @@ func NewRunner(tools Lookup, opts RunnerOptions) *Runner {
 type ScopeParams struct {
 	Agent     string
 	SessionID string
-	// Principal names who the calls are made for, in the audit log.
-	Principal string
+	// Principal is who the calls are made for: its own tool policy
+	// (deny_tools, ask_tools) applies, and the audit log names it.
+	Principal *principal.Principal
 	Workspace string
 	Depth     int
 	Rules     *policy.Rules
@@ -234,6 +236,14 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	}
 
 	d := s.p.Rules.Decide(policy.Call{Tool: call.Name, Server: spec.Server, Tainted: tainted})
+	if d.Action != policy.Deny {
+		switch deny, ask := s.p.Principal.ToolRule(call.Name); {
+		case deny:
+			d = policy.Decision{Action: policy.Deny, Reason: fmt.Sprintf("tool %q is denied for principal %q (its deny_tools)", call.Name, s.p.Principal.Name)}
+		case ask && d.Action == policy.Allow:
+			d = policy.Decision{Action: policy.Ask, Reason: fmt.Sprintf("tool %q needs approval for principal %q (its ask_tools)", call.Name, s.p.Principal.Name)}
+		}
+	}
 	decision := "allow"
 	switch d.Action {
 	case policy.Deny:
@@ -329,7 +339,7 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	rec := store.AuditRecord{
 		Time: time.Now().UTC(), Agent: s.p.Agent, SessionID: s.p.SessionID, Tool: call.Name,
 		ArgsDigest: Digest(call.Name, call.Arguments), Decision: out.Decision, Outcome: outcome,
-		Detail: detail, Untrusted: out.Untrusted, Duration: out.Duration, Principal: s.p.Principal,
+		Detail: detail, Untrusted: out.Untrusted, Duration: out.Duration, Principal: principal.NameOf(s.p.Principal),
 	}
 	// The audit write must happen even when the run was cancelled.
 	if _, err := s.r.opts.Audit.AppendAudit(context.WithoutCancel(ctx), rec); err != nil {

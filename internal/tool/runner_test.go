@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 )
 
@@ -369,4 +370,45 @@ func FuzzRunnerArguments(f *testing.F) {
 			t.Fatal("digest contains the arguments")
 		}
 	})
+}
+
+// TestPrincipalToolRules: a principal's deny_tools and ask_tools apply to
+// every call of a run it started, on top of the agent's own rules, and
+// the audit names the principal.
+func TestPrincipalToolRules(t *testing.T) {
+	sh, rd, wr := newTool("shell_exec", OriginBuiltin), newTool("file_read", OriginBuiltin), newTool("file_write", OriginBuiltin)
+	rules := &policy.Rules{Capabilities: []string{"*"}}
+	partner := &principal.Principal{Name: "partner", DenyTools: []string{"shell_*"}, AskTools: []string{"file_write"}}
+	approvals := 0
+	approve := ApproverFunc(func(_ context.Context, r ApprovalRequest) (bool, error) {
+		approvals++
+		if !strings.Contains(r.Reason, `principal "partner"`) {
+			return false, errors.New("reason does not name the principal: " + r.Reason)
+		}
+		return true, nil
+	})
+	r, audit := setup(t, RunnerOptions{}, sh, rd, wr)
+	s := r.Scope(ScopeParams{Rules: rules, Approver: approve, Principal: partner})
+	ctx := context.Background()
+
+	out := s.Call(ctx, call("shell_exec", `{"command":"ls"}`), nil)
+	if sh.calls != 0 || !out.Result.IsError || !strings.Contains(out.Result.Content, "deny_tools") {
+		t.Fatalf("denied tool ran or the refusal is unclear: calls=%d %q", sh.calls, out.Result.Content)
+	}
+	if out := s.Call(ctx, call("file_read", `{"path":"a"}`), nil); out.Result.IsError || rd.calls != 1 || approvals != 0 {
+		t.Fatalf("unruled tool: %q, calls=%d, approvals=%d", out.Result.Content, rd.calls, approvals)
+	}
+	if out := s.Call(ctx, call("file_write", `{"path":"a"}`), nil); out.Result.IsError || wr.calls != 1 || approvals != 1 || out.Decision != "approved" {
+		t.Fatalf("ask tool: %q, calls=%d, approvals=%d, decision %s", out.Result.Content, wr.calls, approvals, out.Decision)
+	}
+	for _, rec := range audit.recs {
+		if rec.Principal != "partner" {
+			t.Fatalf("audit record without the principal: %+v", rec)
+		}
+	}
+	// Another principal's run is not affected.
+	s2 := r.Scope(ScopeParams{Rules: rules, Principal: &principal.Principal{Name: "ops"}})
+	if out := s2.Call(ctx, call("shell_exec", `{"command":"ls"}`), nil); out.Result.IsError {
+		t.Fatalf("another principal refused: %q", out.Result.Content)
+	}
 }
