@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"iter"
 	"strings"
 	"sync"
@@ -108,7 +109,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, 
 	if err != nil {
 		return nil, err.Error()
 	}
-	req := &agent.RunRequest{Agent: name, Input: input, Origin: "a2a"}
+	req := &agent.RunRequest{Agent: name, Input: input, Origin: "a2a", Principal: principal.FromContext(ctx)}
 	if ec.Message.ContextID == "" {
 		// a2a-go made up the context id: certainly a new conversation.
 		req.NewSessionID = ec.ContextID

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	a2alog "github.com/a2aproject/a2a-go/v2/log"
+	"github.com/agentd/agentd/internal/principal"
 	"io"
 	"log/slog"
 	"net/http"
@@ -253,6 +254,9 @@ var v03Methods = map[string]bool{
 // ("SendMessage") and 0.3 names ("message/send") differ, so one endpoint
 // serves both; the seed's "tasks/send" goes to the legacy translator.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
+	if !s.mayRun(w, r, name) {
+		return
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeErr(w, s.log, err)
@@ -295,6 +299,9 @@ func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
 		s.serveRPC(w, r, m.Name)
 		return
 	}
+	if !s.mayRun(w, r, m.Name) {
+		return
+	}
 	r = s.prepare(w, r, m.Name)
 	r2 := new(http.Request)
 	*r2 = *r
@@ -306,6 +313,18 @@ func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.rest.ServeHTTP(w, r2)
+}
+
+// mayRun refuses (403) a request whose principal may not run agent name:
+// sending messages and reading or cancelling its tasks alike. Requests
+// without a principal come from inside the daemon.
+func (s *Server) mayRun(w http.ResponseWriter, r *http.Request, name string) bool {
+	p := principal.FromContext(r.Context())
+	if p == nil || p.MayRunAgent(name) {
+		return true
+	}
+	writeErr(w, s.log, fmt.Errorf("%w: principal %q may not use agent %q", agent.ErrForbidden, p.Name, name))
+	return false
 }
 
 // prepare scopes the request to agent name, gives a2a-go the daemon's
@@ -324,6 +343,8 @@ func writeErr(w http.ResponseWriter, log *slog.Logger, err error) {
 		httpapi.WriteError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest), errors.Is(err, a2a.ErrParseError), errors.Is(err, errBadRequest):
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error())
+	case errors.Is(err, agent.ErrForbidden):
+		httpapi.WriteError(w, http.StatusForbidden, "forbidden", err.Error())
 	case errors.Is(err, a2a.ErrTaskNotCancelable):
 		httpapi.WriteError(w, http.StatusConflict, "not_cancelable", err.Error())
 	case errors.Is(err, netguard.ErrBlocked):

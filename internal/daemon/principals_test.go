@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/store"
 )
 
 // TestPrincipalsOverTheAPI: three principals with different rights use
@@ -157,5 +158,88 @@ agents = ["*"]
 	}
 	if got := fmt.Sprint(audit("k-admin")); got != "[file_list/ci-bot]" {
 		t.Errorf("admin's audit: %s", got)
+	}
+}
+
+// TestPrincipalsOverA2A: the A2A edge lets a principal use only the
+// agents it may run, and the task's session carries its name.
+func TestPrincipalsOverA2A(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "done"}))
+	home := t.TempDir()
+	body := fmt.Sprintf(`listen = "127.0.0.1:0"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "reviewer"
+provider = "fake"
+model = "m"
+tools = []
+[agents.expose]
+a2a = true
+
+[[agents]]
+name = "deployer"
+provider = "fake"
+model = "m"
+tools = []
+[agents.expose]
+a2a = true
+
+[[principals]]
+name = "ci-bot"
+key_env = "CI_KEY"
+agents = ["reviewer"]
+
+[a2a]
+enabled = true
+`, model.URL)
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) {
+		if k == "CI_KEY" {
+			return "k-ci", true
+		}
+		return "", false
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+
+	send := func(agentName string) (int, string) {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+		req, _ := http.NewRequest("POST", srv.URL+"/a2a/agents/"+agentName, strings.NewReader(msg))
+		req.Header.Set("Authorization", "Bearer k-ci")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, b := send("deployer"); code != 403 || !strings.Contains(b, "forbidden") {
+		t.Fatalf("ci-bot to deployer: %d %s", code, b)
+	}
+	code, b := send("reviewer")
+	if code != 200 || !strings.Contains(b, "TASK_STATE_COMPLETED") {
+		t.Fatalf("ci-bot to reviewer: %d %s", code, b)
+	}
+	ss, err := d.Store.ListSessions(context.Background(), store.SessionFilter{Principal: "ci-bot"})
+	if err != nil || len(ss) != 1 || ss[0].Agent != "reviewer" || ss[0].Origin != "a2a" {
+		t.Fatalf("ci-bot's A2A session: %+v, %v", ss, err)
 	}
 }
