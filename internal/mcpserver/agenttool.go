@@ -34,6 +34,7 @@ func (s *Server) agentHandler(name string) mcp.ToolHandler {
 		}
 		p := newProgress(ctx, req)
 		res, err := s.opts.Kernel.Run(ctx, &agent.RunRequest{
+			Principal: callerPrincipal(req),
 			Agent:     name,
 			SessionID: args.SessionID,
 			Input:     llm.TextMessage(llm.RoleUser, args.Message),
@@ -42,6 +43,9 @@ func (s *Server) agentHandler(name string) mcp.ToolHandler {
 			OnEvent:   p.event,
 		})
 		p.finish()
+		if errors.Is(err, agent.ErrForbidden) {
+			return toolError(fmt.Sprintf("forbidden: %v", err), nil), nil
+		}
 		if errors.Is(err, agent.ErrAgentNotFound) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("agent %q no longer exists", name)}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +30,9 @@ type want struct {
 	name  string
 	fp    string
 	build func() (*mcp.Tool, mcp.ToolHandler)
+	// allowed reports whether a principal may use the tool: run the agent
+	// behind it, or call the registry tool it serves.
+	allowed func(p *principal.Principal) bool
 }
 
 // sync brings every endpoint's tools in line with the agent directory and
@@ -93,6 +97,7 @@ func (e *endpoint) apply(s *Server, ws []want) {
 	var gone []string
 	for _, w := range ws {
 		keep[w.name] = true
+		e.allowed[w.name] = w.allowed
 		if fp, ok := e.served[w.name]; ok && fp == w.fp {
 			continue
 		}
@@ -111,6 +116,11 @@ func (e *endpoint) apply(s *Server, ws []want) {
 		if !keep[n] {
 			gone = append(gone, n)
 			delete(e.served, n)
+		}
+	}
+	for n := range e.allowed {
+		if !keep[n] {
+			delete(e.allowed, n)
 		}
 	}
 	if len(gone) > 0 {
@@ -149,8 +159,9 @@ func (s *Server) agentWant(name string, m manifest.Manifest) want {
 	desc += fmt.Sprintf(" (agentd agent %q; the answer's session_id continues the conversation.)", m.Name)
 	agentName := m.Name
 	return want{
-		name: name,
-		fp:   "agent\x00" + agentName + "\x00" + desc,
+		name:    name,
+		allowed: func(p *principal.Principal) bool { return p.MayRunAgent(agentName) },
+		fp:      "agent\x00" + agentName + "\x00" + desc,
 		build: func() (*mcp.Tool, mcp.ToolHandler) {
 			return &mcp.Tool{
 				Name:         name,
@@ -165,8 +176,9 @@ func (s *Server) agentWant(name string, m manifest.Manifest) want {
 
 func (s *Server) registryWant(sp tool.Spec) want {
 	return want{
-		name: sp.Name,
-		fp:   specFingerprint("tool", sp),
+		name:    sp.Name,
+		allowed: func(p *principal.Principal) bool { return p.MayCallTool(sp.Name) },
+		fp:      specFingerprint("tool", sp),
 		build: func() (*mcp.Tool, mcp.ToolHandler) {
 			return specTool(sp.Name, sp), s.registryHandler(sp.Name)
 		},
@@ -175,8 +187,9 @@ func (s *Server) registryWant(sp tool.Spec) want {
 
 func (s *Server) gatewayWant(gw, name string, sp tool.Spec) want {
 	return want{
-		name: name,
-		fp:   specFingerprint("gateway\x00"+sp.Name, sp),
+		name:    name,
+		allowed: func(p *principal.Principal) bool { return p.MayCallTool(sp.Name) },
+		fp:      specFingerprint("gateway\x00"+sp.Name, sp),
 		build: func() (*mcp.Tool, mcp.ToolHandler) {
 			return specTool(name, sp), s.gatewayHandler(gw, sp.Name)
 		},

@@ -57,7 +57,7 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		case http.MethodGet, http.MethodDelete:
-			e.stateful.ServeHTTP(w, r)
+			e.bound[e.stateful].ServeHTTP(w, r)
 			return
 		case http.MethodPost:
 		default:
@@ -100,7 +100,7 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		h.ServeHTTP(w, r)
+		e.bound[h].ServeHTTP(w, r)
 		if len(id) > 0 && r.Context().Err() != nil {
 			cancelAbandoned(e, r, id)
 		}

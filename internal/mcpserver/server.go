@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentd/agentd/internal/principal"
 	"io"
 	"log/slog"
 	"net/http"
@@ -101,9 +102,22 @@ type endpoint struct {
 	srv       *mcp.Server
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
+	// bound are the two handlers with the request's principal handed to
+	// the SDK (bindPrincipal), built once.
+	bound map[http.Handler]http.Handler
 
-	mu     sync.Mutex
-	served map[string]string // tool name → fingerprint
+	mu      sync.Mutex
+	served  map[string]string                          // tool name → fingerprint
+	allowed map[string]func(*principal.Principal) bool // tool name → who may use it
+}
+
+// mayUse reports whether p may use the endpoint's tool name (listed, or
+// called).
+func (e *endpoint) mayUse(p *principal.Principal, name string) bool {
+	e.mu.Lock()
+	f := e.allowed[name]
+	e.mu.Unlock()
+	return f != nil && f(p)
 }
 
 // New builds the server and its initial tool lists. ctx bounds the
@@ -173,9 +187,10 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 	srv := mcp.NewServer(impl, so)
 	srv.AddReceivingMiddleware(s.calls.track)
 	get := func(*http.Request) *mcp.Server { return srv }
-	return &endpoint{
-		name: name,
-		srv:  srv,
+	e := &endpoint{
+		name:    name,
+		srv:     srv,
+		allowed: map[string]func(*principal.Principal) bool{},
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			SessionTimeout:      s.opts.SessionTimeout,
 			MaxRequestBodyBytes: s.opts.MaxMessageBytes,
@@ -189,6 +204,9 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 		}),
 		served: map[string]string{},
 	}
+	srv.AddReceivingMiddleware(s.filterTools(e.mayUse))
+	e.bound = map[http.Handler]http.Handler{e.stateful: bindPrincipal(e.stateful), e.stateless: bindPrincipal(e.stateless)}
+	return e
 }
 
 // Close stops following changes and closes every client session.

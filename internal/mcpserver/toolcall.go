@@ -34,8 +34,13 @@ func (s *Server) registryHandler(name string) mcp.ToolHandler {
 	rules := s.clientRules()
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ss := req.Session
+		who, refused := mayCall(req, name)
+		if refused != nil {
+			return refused, nil
+		}
 		scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
-			Agent: ClientAgent, SessionID: sessionID(ss), Workspace: s.opts.Workspace,
+			Principal: who,
+			Agent:     ClientAgent, SessionID: sessionID(ss), Workspace: s.opts.Workspace,
 			Rules: rules, Approver: approver(req), Tainted: s.taint.has(ss),
 		})
 		p := newProgress(ctx, req)
@@ -89,9 +94,14 @@ func (s *Server) gatewayHandler(gw, regName string) mcp.ToolHandler {
 		if !ok {
 			return toolError("the upstream server "+gw+" is not connected", nil), nil
 		}
+		who, refused := mayCall(req, regName)
+		if refused != nil {
+			return refused, nil
+		}
 		capt := &capture{Tool: t}
 		scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
-			Agent: agentName, SessionID: sessionID(req.Session), Workspace: s.opts.Workspace,
+			Principal: who,
+			Agent:     agentName, SessionID: sessionID(req.Session), Workspace: s.opts.Workspace,
 			Rules: rules, Extra: []tool.Tool{capt},
 		})
 		p := newProgress(ctx, req)
