@@ -70,10 +70,39 @@ func (s *Server) Card(base string, m manifest.Manifest) *a2a.AgentCard {
 	return card
 }
 
+// OAuthScheme names the oauth2 security scheme in Agent Cards.
+const OAuthScheme = "oauth2"
+
+// addOAuth declares the oauth2 scheme (beside the bearer one) when the
+// daemon accepts access tokens: a client may use either.
+func (s *Server) addOAuth(ctx context.Context, card *a2a.AgentCard) {
+	if s.opts.OAuth == nil {
+		return
+	}
+	as, err := s.opts.OAuth(ctx)
+	if err != nil {
+		s.log.Warn("agent card: the authorization server's metadata is unavailable", "err", err)
+		return
+	}
+	if card.SecuritySchemes == nil {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{}
+	}
+	card.SecuritySchemes[OAuthScheme] = a2a.OAuth2SecurityScheme{
+		Description:       "OAuth 2.1 access token (JWT) from this authorization server",
+		Oauth2MetadataURL: as.MetadataURL,
+		Flows: a2a.AuthorizationCodeOAuthFlow{
+			AuthorizationURL: as.AuthorizationURL, TokenURL: as.TokenURL,
+			Scopes: map[string]string{"agentd:agents": "run every agent", "agentd:tools": "call tools", "agentd:admin": "everything"},
+		},
+	}
+	card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirements{OAuthScheme: a2a.SecuritySchemeScopes{}})
+}
+
 // cardJSON renders m's card as a union of the 1.0 and 0.3 card shapes, so
 // clients of either version (and the seed's, which read "url") can use it.
 func (s *Server) cardJSON(r *http.Request, m manifest.Manifest) ([]byte, error) {
 	card := s.Card(s.baseURL(r), m)
+	s.addOAuth(r.Context(), card)
 	p, ok := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer)
 	if !ok {
 		return json.Marshal(card)

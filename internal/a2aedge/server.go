@@ -69,6 +69,10 @@ type Options struct {
 	// BearerAuth says the daemon requires "Authorization: Bearer": cards
 	// then declare a bearer security scheme.
 	BearerAuth bool
+	// OAuth, when set, returns the authorization server that issues the
+	// access tokens the daemon accepts: cards then declare an oauth2
+	// security scheme too.
+	OAuth func(ctx context.Context) (OAuthServer, error)
 	// Version is the daemon's version, shown in cards.
 	Version string
 	// Push delivers push notifications; nil disables them (and cards
@@ -325,6 +329,11 @@ func (s *Server) mayRun(w http.ResponseWriter, r *http.Request, name string) boo
 	}
 	writeErr(w, s.log, fmt.Errorf("%w: principal %q may not use agent %q", agent.ErrForbidden, p.Name, name))
 	return false
+}
+
+// OAuthServer names where a client gets an access token.
+type OAuthServer struct {
+	MetadataURL, AuthorizationURL, TokenURL string
 }
 
 // prepare scopes the request to agent name, gives a2a-go the daemon's

@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"context"
+
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/internal/a2aedge"
 	"net/http"
 	"strings"
 	"time"
@@ -77,4 +80,18 @@ func resourcePath(p string) string {
 // isPublicOAuth reports whether p is metadata served without credentials.
 func isPublicOAuth(p string) bool {
 	return p == oauthrs.WellKnown || strings.HasPrefix(p, oauthrs.WellKnown+"/")
+}
+
+// a2aOAuth tells the A2A edge where tokens come from, for Agent Cards.
+func (d *Daemon) a2aOAuth() func(context.Context) (a2aedge.OAuthServer, error) {
+	if d.tokens == nil {
+		return nil
+	}
+	return func(ctx context.Context) (a2aedge.OAuthServer, error) {
+		sm, err := d.tokens.Server(ctx)
+		if err != nil {
+			return a2aedge.OAuthServer{}, err
+		}
+		return a2aedge.OAuthServer{MetadataURL: sm.URL, AuthorizationURL: sm.AuthorizationEndpoint, TokenURL: sm.TokenEndpoint}, nil
+	}
 }

@@ -50,6 +50,12 @@ tools = []
 name = "ci-bot"
 agents = ["reviewer"]
 
+[agents.expose]
+a2a = true
+
+[a2a]
+enabled = true
+
 [auth.oauth]
 issuer = %q
 audience = %q
@@ -92,6 +98,12 @@ allow_private = true
 	}
 	if resp.StatusCode != 200 || json.Unmarshal([]byte(b), &md) != nil || md.Resource != aud || len(md.AuthorizationServers) != 1 || md.AuthorizationServers[0] != is.URL {
 		t.Fatalf("metadata: %d %s", resp.StatusCode, b)
+	}
+
+	// The Agent Card declares both ways in: a key, or a token from the issuer.
+	resp, b = do("", "GET", "/a2a/agents/deployer/.well-known/agent-card.json", "")
+	if resp.StatusCode != 200 || !strings.Contains(b, `"oauth2MetadataUrl": "`+is.URL+`/.well-known/oauth-authorization-server"`) || !strings.Contains(b, `"tokenUrl": "`+is.URL+`/token"`) {
+		t.Fatalf("agent card: %d %s", resp.StatusCode, b)
 	}
 
 	resp, _ = do("", "POST", "/mcp", `{}`)

@@ -75,6 +75,14 @@ type Verifier struct {
 	keys    jose.JSONWebKeySet
 	jwksURL string
 	fetched time.Time // when keys were last fetched
+	meta    ServerMetadata
+}
+
+// ServerMetadata is what the issuer's metadata says about getting a token.
+type ServerMetadata struct {
+	URL                   string // where the metadata was read
+	AuthorizationEndpoint string
+	TokenEndpoint         string
 }
 
 // keyTTL is how long fetched keys are trusted before a refresh; refetchGap
@@ -291,6 +299,8 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 		var meta struct {
 			Issuer  string `json:"issuer"`
 			JWKSURI string `json:"jwks_uri"`
+			Authz   string `json:"authorization_endpoint"`
+			Token   string `json:"token_endpoint"`
 		}
 		if err := v.getJSON(ctx, u, &meta); err != nil {
 			errs = append(errs, err)
@@ -302,6 +312,7 @@ func (v *Verifier) discover(ctx context.Context) (string, error) {
 		if meta.JWKSURI == "" {
 			return "", fmt.Errorf("metadata at %s has no jwks_uri", u)
 		}
+		v.meta = ServerMetadata{URL: u, AuthorizationEndpoint: meta.Authz, TokenEndpoint: meta.Token}
 		return meta.JWKSURI, nil
 	}
 	return "", fmt.Errorf("discover the keys of issuer %s: %w", v.opts.Issuer, errors.Join(errs...))
@@ -331,6 +342,19 @@ func (v *Verifier) getJSON(ctx context.Context, url string, dst any) error {
 		return fmt.Errorf("GET %s: document over %d bytes", url, maxDoc)
 	}
 	return json.Unmarshal(body, dst)
+}
+
+// Server returns the issuer's endpoints, discovering them on first use
+// (A2A Agent Cards name them in their oauth2 security scheme).
+func (v *Verifier) Server(ctx context.Context) (ServerMetadata, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.meta.URL == "" {
+		if _, err := v.discover(ctx); err != nil {
+			return ServerMetadata{}, err
+		}
+	}
+	return v.meta, nil
 }
 
 // Metadata is RFC 9728 Protected Resource Metadata.
