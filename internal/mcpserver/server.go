@@ -117,7 +117,12 @@ func (e *endpoint) mayUse(p *principal.Principal, name string) bool {
 	e.mu.Lock()
 	f := e.allowed[name]
 	e.mu.Unlock()
-	return f != nil && f(p)
+	if f == nil {
+		// Tools added beside the catalog (the A2A agents the bridge
+		// serves) are tools like any other.
+		return p.MayCallTool(name)
+	}
+	return f(p)
 }
 
 // New builds the server and its initial tool lists. ctx bounds the

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentd/agentd/internal/principal"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -81,10 +82,19 @@ func (s *Server) setWants(ctx context.Context, taken map[string]string) []want {
 				continue
 			}
 			handler := ts.CallMCPTool
+			name := t.Name
 			out = append(out, want{
-				name:  t.Name,
-				fp:    "set\x00" + string(fp),
-				build: func() (*mcp.Tool, mcp.ToolHandler) { return t, handler },
+				name:    name,
+				fp:      "set\x00" + string(fp),
+				allowed: func(p *principal.Principal) bool { return p.MayCallTool(name) },
+				build: func() (*mcp.Tool, mcp.ToolHandler) {
+					return t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+						if _, refused := mayCall(req, name); refused != nil {
+							return refused, nil
+						}
+						return handler(ctx, req)
+					}
+				},
 			})
 		}
 	}
