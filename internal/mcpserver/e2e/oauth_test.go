@@ -75,4 +75,6 @@ allow_private = true
 	}
 }
 
-func storeFilterPrincipal(name string) store.SessionFilter { return store.SessionFilter{Principal: name} }
+func storeFilterPrincipal(name string) store.SessionFilter {
+	return store.SessionFilter{Principal: name}
+}
