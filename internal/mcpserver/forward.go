@@ -49,7 +49,7 @@ func Forward(ctx context.Context, in io.Reader, out io.Writer, opts ForwardOptio
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &relay{opts: opts, log: log, src: newFrameSource(in, out, opts.MaxMessageBytes, log)}
+	r := &relay{opts: opts, log: log, src: newFrameSource(in, out, opts.MaxMessageBytes, log), renewed: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if c, ok := in.(io.Closer); ok {
@@ -95,7 +95,11 @@ loop:
 		id, method, _ := topFields(frame)
 		if method == "initialize" {
 			// The session id comes with its answer: nothing may be sent
-			// before it is known.
+			// before it is known. The message is kept to open a new
+			// session should the daemon lose this one.
+			r.mu.Lock()
+			r.initFrame = bytes.Clone(frame)
+			r.mu.Unlock()
 			r.post(ctx, frame, id, method, nil)
 			continue
 		}
@@ -156,6 +160,14 @@ type relay struct {
 	sessionID string
 	version   string
 	listening bool
+	initFrame []byte // the editor's initialize, replayed by renew
+
+	// renewing serializes renew: concurrent requests refused for the same
+	// lost session wait for one new session.
+	renewing sync.Mutex
+	// renewed wakes the GET stream's wait for reconnection when a new
+	// session opens, so that no notification of the new one is missed.
+	renewed chan struct{}
 }
 
 func (r *relay) session() (id, version string) {
@@ -165,6 +177,11 @@ func (r *relay) session() (id, version string) {
 }
 
 func (r *relay) newRequest(ctx context.Context, method string, body io.Reader) (*http.Request, error) {
+	sid, _ := r.session()
+	return r.newSessionRequest(ctx, method, body, sid)
+}
+
+func (r *relay) newSessionRequest(ctx context.Context, method string, body io.Reader, sid string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, method, r.opts.URL, body)
 	if err != nil {
 		return nil, err
@@ -172,7 +189,7 @@ func (r *relay) newRequest(ctx context.Context, method string, body io.Reader) (
 	if r.opts.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+r.opts.APIKey)
 	}
-	if sid, _ := r.session(); sid != "" {
+	if sid != "" {
 		req.Header.Set(headerSessionID, sid)
 	}
 	return req, nil
@@ -189,32 +206,149 @@ func (r *relay) post(ctx context.Context, frame []byte, id json.RawMessage, meth
 	}
 	defer done()
 	isRequest := method != "" && len(id) > 0 && string(id) != "null"
-	req, err := r.newRequest(ctx, http.MethodPost, &signalReader{r: bytes.NewReader(frame), eof: done})
-	if err != nil {
-		r.fail(id, isRequest, err.Error())
+	for attempt := 0; ; attempt++ {
+		sid, version := r.session()
+		req, err := r.newSessionRequest(ctx, http.MethodPost, &signalReader{r: bytes.NewReader(frame), eof: done}, sid)
+		if err != nil {
+			r.fail(id, isRequest, err.Error())
+			return
+		}
+		req.ContentLength = int64(len(frame))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		setRequestHeaders(req.Header, frame, version)
+		resp, err := r.opts.HTTPClient.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.fail(id, isRequest, r.unreachable(err))
+			}
+			return
+		}
+		if resp.StatusCode == http.StatusNotFound && sid != "" && method != "initialize" && attempt == 0 {
+			// The daemon does not know the session: it restarted (or
+			// was upgraded) since. The request was refused before it
+			// ran, so it is sent again, once, in a new session.
+			resp.Body.Close()
+			if err := r.renew(ctx, sid); err != nil {
+				if ctx.Err() == nil {
+					r.fail(id, isRequest, err.Error())
+				}
+				return
+			}
+			continue
+		}
+		if method == "initialize" {
+			if sid := resp.Header.Get(headerSessionID); sid != "" {
+				r.mu.Lock()
+				r.sessionID = sid
+				r.mu.Unlock()
+			}
+		}
+		r.relayResponse(ctx, resp, id, isRequest)
+		resp.Body.Close()
 		return
 	}
-	req.ContentLength = int64(len(frame))
+}
+
+// unreachable says that the daemon cannot be reached, and what to do.
+func (r *relay) unreachable(err error) string {
+	return fmt.Sprintf("cannot reach the agentd daemon at %s (is `agentd start` running?): %v", r.opts.URL, err)
+}
+
+// renew replaces the lost session with a new one opened with the
+// editor's own initialize parameters, unless another request already did.
+// The editor is told that the tool list may have changed: the daemon that
+// answers now may be another version, with other agents.
+func (r *relay) renew(ctx context.Context, lost string) error {
+	r.renewing.Lock()
+	defer r.renewing.Unlock()
+	r.mu.Lock()
+	current, init := r.sessionID, r.initFrame
+	r.mu.Unlock()
+	if current != lost {
+		return nil
+	}
+	if init == nil {
+		return errors.New("the agentd daemon lost the MCP session and the relay has no initialize to open a new one")
+	}
+	req, err := r.newSessionRequest(ctx, http.MethodPost, bytes.NewReader(init), "")
+	if err != nil {
+		return err
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	_, version := r.session()
-	setRequestHeaders(req.Header, frame, version)
+	setRequestHeaders(req.Header, init, "")
 	resp, err := r.opts.HTTPClient.Do(req)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.fail(id, isRequest, "cannot reach the agentd daemon: "+err.Error())
-		}
-		return
+		return errors.New(r.unreachable(err))
 	}
 	defer resp.Body.Close()
-	if method == "initialize" {
-		if sid := resp.Header.Get(headerSessionID); sid != "" {
-			r.mu.Lock()
-			r.sessionID = sid
-			r.mu.Unlock()
+	sid := resp.Header.Get(headerSessionID)
+	answer, err := firstMessage(resp, r.opts.MaxMessageBytes)
+	if err != nil || sid == "" {
+		return fmt.Errorf("the agentd daemon lost the MCP session (restarted?) and refused a new one: HTTP %d: %v", resp.StatusCode, err)
+	}
+	var res struct {
+		Result *struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(answer, &res) != nil || res.Result == nil {
+		msg := "no result"
+		if res.Error != nil {
+			msg = res.Error.Message
+		}
+		return fmt.Errorf("the agentd daemon lost the MCP session (restarted?) and refused a new one: %s", msg)
+	}
+	r.mu.Lock()
+	r.sessionID = sid
+	if res.Result.ProtocolVersion != "" {
+		r.version = res.Result.ProtocolVersion
+	}
+	version := r.version
+	r.mu.Unlock()
+	note, err := r.newSessionRequest(ctx, http.MethodPost, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sid)
+	if err != nil {
+		return err
+	}
+	note.Header.Set("Content-Type", "application/json")
+	note.Header.Set("Accept", "application/json, text/event-stream")
+	note.Header.Set(headerProtocolVersion, version)
+	if resp, err := r.opts.HTTPClient.Do(note); err == nil {
+		resp.Body.Close()
+	}
+	r.log.Info("mcp relay: the daemon lost the session (restarted?); continuing in a new one")
+	select {
+	case r.renewed <- struct{}{}:
+	default:
+	}
+	r.src.reply([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+	return nil
+}
+
+// firstMessage reads the first JSON-RPC message of a response, whether
+// it is JSON or an event stream.
+func firstMessage(resp *http.Response, limit int64) ([]byte, error) {
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct == "text/event-stream" {
+		sr := newSSEReader(resp.Body, int(limit)+1024)
+		for {
+			ev, err := sr.next()
+			if err != nil {
+				return nil, err
+			}
+			if len(ev.data) > 0 {
+				return ev.data, nil
+			}
 		}
 	}
-	r.relayResponse(ctx, resp, id, isRequest)
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
 }
 
 // relayResponse writes the messages of a response to the editor; an
@@ -288,17 +422,19 @@ func (r *relay) fail(id json.RawMessage, isRequest bool, msg string) {
 
 // listen keeps the session's GET stream open, reconnecting with backoff
 // and Last-Event-ID, until ctx ends or the server says there is no stream
-// (405) or no session (404).
+// (405). When the daemon no longer knows the session (404: it restarted)
+// the stream continues in a new one.
 func (r *relay) listen(ctx context.Context) {
 	lastID := ""
 	delay := time.Second
 	for ctx.Err() == nil {
-		req, err := r.newRequest(ctx, http.MethodGet, nil)
+		sid, v := r.session()
+		req, err := r.newSessionRequest(ctx, http.MethodGet, nil, sid)
 		if err != nil {
 			return
 		}
 		req.Header.Set("Accept", "text/event-stream")
-		if _, v := r.session(); v != "" {
+		if v != "" {
 			req.Header.Set(headerProtocolVersion, v)
 		}
 		if lastID != "" {
@@ -307,9 +443,18 @@ func (r *relay) listen(ctx context.Context) {
 		resp, err := r.opts.HTTPClient.Do(req)
 		if err == nil {
 			switch {
-			case resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotFound:
+			case resp.StatusCode == http.StatusMethodNotAllowed:
 				resp.Body.Close()
 				return
+			case resp.StatusCode == http.StatusNotFound:
+				resp.Body.Close()
+				if err := r.renew(ctx, sid); err == nil {
+					// Event ids belong to the lost session.
+					lastID, delay = "", time.Second
+					continue
+				} else if ctx.Err() == nil {
+					r.log.Warn("mcp relay: " + err.Error())
+				}
 			case resp.StatusCode/100 == 2:
 				delay = time.Second
 				sr := newSSEReader(resp.Body, int(r.opts.MaxMessageBytes)+1024)
@@ -334,11 +479,19 @@ func (r *relay) listen(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-r.renewed:
+			lastID, delay = "", time.Second
+			continue
 		case <-time.After(delay):
 		}
-		delay = min(delay*2, 30*time.Second)
+		// The daemon is local: a restart takes seconds, so the wait
+		// stays short enough that notifications resume promptly.
+		delay = min(delay*2, maxListenDelay)
 	}
 }
+
+// maxListenDelay caps the wait between GET stream reconnections.
+const maxListenDelay = 5 * time.Second
 
 // endSession deletes the daemon-side session, best effort.
 func (r *relay) endSession() {
