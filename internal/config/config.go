@@ -44,6 +44,9 @@ type Config struct {
 	// through it on demand so they never sit in the struct. nil means
 	// os.LookupEnv (a Config built directly, as tests do).
 	lookupEnv func(string) (string, bool)
+	// baseURLAt says where each provider's base_url was written
+	// (file:line), for ProviderEndpoint; nil for a Config built in code.
+	baseURLAt map[string]string
 }
 
 // Secret is a string that never prints: String, GoString, MarshalJSON and
@@ -115,7 +118,10 @@ func (c *Config) OAuthAudience() string {
 type Provider struct {
 	// Kind is openai, anthropic or gemini. openai also covers every
 	// OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, ...).
-	Kind      string `toml:"kind" json:"kind"`
+	Kind string `toml:"kind" json:"kind"`
+	// BaseURL of the API; empty means the vendor's base-URL environment
+	// variable (OPENAI_BASE_URL, ...) when set, else the vendor's public
+	// endpoint. Config.ProviderEndpoint resolves it.
 	BaseURL   string `toml:"base_url" json:"base_url,omitempty"`
 	APIKeyEnv string `toml:"api_key_env" json:"api_key_env,omitempty"` // empty = no key (local servers)
 	// MaxRetries on 429/5xx; default 3.

@@ -136,7 +136,9 @@ func load(home, file string, present bool, data []byte, lookup func(string) (str
 	}
 	cfg.Home = home
 	cfg.lookupEnv = lookup
+	providersFromFile := len(cfg.Providers) > 0
 	cfg.ApplyDefaults()
+	cfg.recordBaseURLs(src, providersFromFile)
 
 	agents := make([]agentSource, len(cfg.Agents))
 	for i := range cfg.Agents {
