@@ -80,6 +80,13 @@ tools = ["file_*"]
 workspace = %q
 %s
 `, addr, providerKind, providerURL, ws, extra)
+	return runDaemon(t, home, addr, cfg)
+}
+
+// runDaemon writes cfg as home's config.toml, runs `agentd start` on it
+// in-process and waits until /api/health answers on addr.
+func runDaemon(t *testing.T, home, addr, cfg string) *daemonEnv {
+	t.Helper()
 	file := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(file, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

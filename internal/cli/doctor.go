@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,26 +69,32 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	for _, n := range names {
 		p := cfg.Providers[n]
 		label := "provider " + n
+		// Which endpoint and why: base_url (file:line), the vendor's
+		// variable (OPENAI_BASE_URL, ...) or the vendor's own, so a
+		// surprising DNS error or a local server that is never asked can
+		// be traced to its source.
+		ep, _ := cfg.ProviderEndpoint(n)
+		at := ep.Shown + " (" + ep.Source() + ")"
 		switch {
-		case p.BaseURL != "" && (strings.Contains(p.BaseURL, "127.0.0.1") || strings.Contains(p.BaseURL, "localhost")):
-			ok := probeHTTP(ctx, strings.TrimSuffix(strings.TrimSuffix(p.BaseURL, "/"), "/v1")+"/")
+		case ep.URL != "" && isLoopbackURL(ep.URL):
+			ok := probeHTTP(ctx, strings.TrimSuffix(strings.TrimSuffix(ep.URL, "/"), "/v1")+"/")
 			if ok {
-				report(true, label, "local server answers at "+p.BaseURL)
+				report(true, label, "local server answers at "+at)
 			} else if used[n] {
-				report(false, label, "no server at "+p.BaseURL+" (start it, e.g. `ollama serve`)")
+				report(false, label, "no server at "+at+" (start it, e.g. `ollama serve`)")
 			} else {
-				note(label, "no server at "+p.BaseURL+" (unused)")
+				note(label, "no server at "+at+" (unused)")
 			}
 		case p.APIKeyEnv != "":
 			if v, ok := cfg.LookupSecret(p.APIKeyEnv); ok && v != "" {
-				report(true, label, p.APIKeyEnv+" is set")
+				report(true, label, at+"; "+p.APIKeyEnv+" is set")
 			} else if used[n] {
-				report(false, label, "set "+p.APIKeyEnv+" (used by an agent)")
+				report(false, label, at+"; set "+p.APIKeyEnv+" (used by an agent)")
 			} else {
-				note(label, p.APIKeyEnv+" not set (unused)")
+				note(label, at+"; "+p.APIKeyEnv+" not set (unused)")
 			}
 		default:
-			note(label, "no key configured")
+			note(label, at+"; no key configured")
 		}
 	}
 
@@ -109,6 +116,19 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		return errors.New("some checks failed")
 	}
 	return nil
+}
+
+// isLoopbackURL reports whether raw points at this machine.
+func isLoopbackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if ip := net.ParseIP(h); ip != nil {
+		return ip.IsLoopback()
+	}
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
 func probeHTTP(ctx context.Context, url string) bool {

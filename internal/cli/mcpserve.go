@@ -37,7 +37,7 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	base = strings.TrimSuffix(base, "/")
 	if !*standalone && daemonAnswers(ctx, base) {
 		url := base + cfg.MCP.Path
-		log.Info("agentd mcp: relaying to the running daemon", "url", url)
+		log.Info("agentd mcp: relaying to the running daemon", "url", url, "config", cfg.Origin())
 		return mcpserver.Forward(ctx, e.stdin, e.stdout, mcpserver.ForwardOptions{
 			URL:             url,
 			APIKey:          cfg.APIKeyValue(),
@@ -45,7 +45,7 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 			Logger:          log,
 		})
 	}
-	log.Info("agentd mcp: no daemon answers; serving in-process", "addr", base)
+	log.Info("agentd mcp: no daemon answers; serving in-process", "addr", base, "config", cfg.Origin())
 	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
 	if err != nil {
 		return err

@@ -44,6 +44,11 @@ type Config struct {
 	// through it on demand so they never sit in the struct. nil means
 	// os.LookupEnv (a Config built directly, as tests do).
 	lookupEnv func(string) (string, bool)
+	// origin is which file Load looked for and why; see Origin.
+	origin origin
+	// baseURLAt says where each provider's base_url was written
+	// (file:line), for ProviderEndpoint; nil for a Config built in code.
+	baseURLAt map[string]string
 }
 
 // Secret is a string that never prints: String, GoString, MarshalJSON and
@@ -115,7 +120,10 @@ func (c *Config) OAuthAudience() string {
 type Provider struct {
 	// Kind is openai, anthropic or gemini. openai also covers every
 	// OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, ...).
-	Kind      string `toml:"kind" json:"kind"`
+	Kind string `toml:"kind" json:"kind"`
+	// BaseURL of the API; empty means the vendor's base-URL environment
+	// variable (OPENAI_BASE_URL, ...) when set, else the vendor's public
+	// endpoint. Config.ProviderEndpoint resolves it.
 	BaseURL   string `toml:"base_url" json:"base_url,omitempty"`
 	APIKeyEnv string `toml:"api_key_env" json:"api_key_env,omitempty"` // empty = no key (local servers)
 	// MaxRetries on 429/5xx; default 3.
@@ -256,4 +264,27 @@ type Limits struct {
 	MaxBodyBytes   int64 `toml:"max_body_bytes" json:"max_body_bytes"`       // default 10 MB
 	ReadTimeoutSec int   `toml:"read_timeout_secs" json:"read_timeout_secs"` // default 30
 	IdleTimeoutSec int   `toml:"idle_timeout_secs" json:"idle_timeout_secs"` // default 120
+}
+
+// origin is where Load looked for the configuration file and why there.
+type origin struct {
+	path string // the file read, or looked for and not found
+	how  string // how that path was chosen: "AGENTD_HOME=...", ...
+}
+
+// Origin says which configuration file was read, or where none was found,
+// and how that place was chosen, for messages that explain surprising
+// behaviour: an MCP host starts `agentd mcp` with a minimal environment,
+// without the AGENTD_HOME of the user's shell, and so reads another file,
+// or none.
+func (c *Config) Origin() string {
+	switch {
+	case c.File != "" && c.origin.how != "":
+		return "config file " + c.File + " (" + c.origin.how + ")"
+	case c.File != "":
+		return "config file " + c.File
+	case c.origin.path != "":
+		return "no config file at " + c.origin.path + " (" + c.origin.how + "); built-in defaults apply"
+	}
+	return "a configuration built in code"
 }

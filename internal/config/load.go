@@ -45,6 +45,18 @@ func Load(opts LoadOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// How the file was chosen, for Config.Origin.
+	var how string
+	switch v, _ := lookup("AGENTD_HOME"); {
+	case opts.Path != "":
+		how = "given with --config"
+	case opts.Home != "":
+		how = "in the agentd home given by the caller"
+	case v != "":
+		how = "AGENTD_HOME=" + v
+	default:
+		how = "AGENTD_HOME is not set, so ~/.agentd"
+	}
 	file := opts.Path
 	if file == "" {
 		file = filepath.Join(home, "config.toml")
@@ -67,7 +79,12 @@ func Load(opts LoadOptions) (*Config, error) {
 	default:
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return load(home, file, present, data, lookup)
+	cfg, err := load(home, file, present, data, lookup)
+	if err != nil {
+		return nil, err
+	}
+	cfg.origin = origin{path: file, how: how}
+	return cfg, nil
 }
 
 func resolveHome(home string, lookup func(string) (string, bool)) (string, error) {
@@ -136,7 +153,9 @@ func load(home, file string, present bool, data []byte, lookup func(string) (str
 	}
 	cfg.Home = home
 	cfg.lookupEnv = lookup
+	providersFromFile := len(cfg.Providers) > 0
 	cfg.ApplyDefaults()
+	cfg.recordBaseURLs(src, providersFromFile)
 
 	agents := make([]agentSource, len(cfg.Agents))
 	for i := range cfg.Agents {

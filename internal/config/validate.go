@@ -81,6 +81,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	for _, name := range sortedStringKeys(c.Providers) {
 		checkProvider(r, src, root.key("providers").key(name), name, c.Providers[name])
 	}
+	checkEndpoints(r, src, c)
 
 	servers := make(map[string]bool)
 	seen := make(map[string]int)

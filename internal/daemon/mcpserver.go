@@ -41,6 +41,7 @@ func (d *Daemon) newMCPServer(ctx context.Context) (*mcpserver.Server, error) {
 		Workspace:       ws,
 		Name:            "agentd",
 		Version:         buildinfo.Version(),
+		ConfigOrigin:    d.cfg.Origin(),
 		Logger:          d.log.With("component", "mcp-server"),
 	}
 	// Gateways forward resources and prompts when the client manager can

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -49,6 +50,10 @@ func (p *providers) Provider(name string) (llm.Provider, error) {
 }
 
 func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slog.Logger) (llm.Provider, error) {
+	// base_url, else the vendor's variable (OPENAI_BASE_URL, ...), else
+	// "" for the vendor's public endpoint.
+	ep, _ := cfg.ProviderEndpoint(name)
+	base := ep.URL
 	key := ""
 	if pc.APIKeyEnv != "" {
 		v, ok := cfg.LookupSecret(pc.APIKeyEnv)
@@ -56,7 +61,7 @@ func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slo
 		// key; hosted APIs do, and saying which variable is missing beats
 		// a 401 later.
 		if !ok || v == "" {
-			if pc.BaseURL == "" || pc.Kind != "openai" {
+			if base == "" || pc.Kind != "openai" {
 				return nil, &llm.AuthError{Provider: name, EnvVar: pc.APIKeyEnv}
 			}
 		}
@@ -72,13 +77,17 @@ func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slo
 	tr.MaxIdleConnsPerHost = 32
 	hc := &http.Client{Timeout: timeout, Transport: tr}
 	log = log.With("provider", name)
+	// The host only: a query string may carry a key.
+	if u, err := url.Parse(ep.Shown); err == nil {
+		log.Debug("provider endpoint", "host", u.Host, "from", ep.Source())
+	}
 	switch pc.Kind {
 	case "openai":
-		return openai.New(openai.Options{BaseURL: pc.BaseURL, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
+		return openai.New(openai.Options{BaseURL: base, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
 	case "anthropic":
-		return anthropic.New(anthropic.Options{BaseURL: pc.BaseURL, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
+		return anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
 	case "gemini":
-		return gemini.New(gemini.Options{BaseURL: pc.BaseURL, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
+		return gemini.New(gemini.Options{BaseURL: base, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
 	}
 	return nil, fmt.Errorf("provider %q: unknown kind %q", name, pc.Kind)
 }

@@ -74,6 +74,9 @@ func (s *Server) sync(ctx context.Context) error {
 		}
 	}
 	s.main.apply(s, main)
+	if s.main.count() > 0 {
+		s.noToolsLogged.Store(false)
+	}
 
 	for name, gw := range s.gateways {
 		var ws []want

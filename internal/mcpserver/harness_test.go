@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -44,6 +45,8 @@ type harnessOptions struct {
 	upstreams Upstreams
 	upName    func(tool.Tool) (string, string, bool)
 	untrusted map[string]policy.Action
+	logger    *slog.Logger
+	origin    string
 }
 
 type providers map[string]llm.Provider
@@ -88,6 +91,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	srv, err := New(ctx, Options{
 		Kernel: k, Tools: reg, Sessions: db, Config: o.cfg, MaxMessageBytes: o.maxBytes,
 		Workspace: t.TempDir(), Upstreams: o.upstreams, UpstreamName: o.upName, Version: "test",
+		Logger: o.logger, ConfigOrigin: o.origin,
 	})
 	if err != nil {
 		t.Fatal(err)

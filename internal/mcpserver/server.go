@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,7 +67,10 @@ type Options struct {
 	// SessionTimeout closes stateful HTTP sessions idle that long;
 	// default 30 minutes.
 	SessionTimeout time.Duration
-	Logger         *slog.Logger
+	// ConfigOrigin says which configuration was read (config.Config.Origin),
+	// for the warning logged when a client lists tools and none are served.
+	ConfigOrigin string
+	Logger       *slog.Logger
 }
 
 // Server is the MCP server edge. It builds its SDK servers once and keeps
@@ -83,6 +87,9 @@ type Server struct {
 	bufs     bufferPool
 	// eofGrace is how long answers are awaited once stdin ends.
 	eofGrace time.Duration
+	// noToolsLogged is set once an empty tool list has been explained
+	// (explainNoTools), and cleared when tools are served again.
+	noToolsLogged atomic.Bool
 
 	// Re-syncing runs on a goroutine that exists only while there is work,
 	// so a Server that is never closed leaks nothing; Close waits for it.
@@ -163,6 +170,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 			Resources: &mcp.ResourceCapabilities{},
 		},
 	})
+	s.main.srv.AddReceivingMiddleware(s.explainNoTools)
 	s.addSessionResources(s.main.srv)
 	for _, name := range opts.Config.Gateways {
 		if opts.Tools == nil {
