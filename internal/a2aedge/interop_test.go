@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,4 +324,60 @@ func TestInteropGoCLI(t *testing.T) {
 	if out := run("cancel", url, st.ID, "-o", "json"); !strings.Contains(out, "TASK_STATE_CANCELED") {
 		t.Fatalf("cancel: %s", out)
 	}
+}
+
+// TestInteropJSListTasks: @a2a-js/sdk's listTasks({}) sends its unset
+// status enum as "UNRECOGNIZED"; over JSON-RPC and HTTP+JSON alike it must
+// list every task, as a request without a status does, while a status
+// that is no task state is an invalid-params error naming the value.
+func TestInteropJSListTasks(t *testing.T) {
+	node, dir := nodePeer(t)
+	f := newFixture(t, interopScript, fixtureOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	steps := nodeSteps(t, ctx, node, dir, "a2a-list-tasks.mjs", f.endpoint("alpha"))
+	sent := fmt.Sprint(steps["sent"]["ids"])
+	if states := fmt.Sprint(steps["sent"]["states"]); states != "[TASK_STATE_COMPLETED TASK_STATE_COMPLETED]" {
+		t.Fatalf("sent tasks: %v", steps["sent"])
+	}
+	for _, binding := range []string{"jsonrpc", "rest"} {
+		st := steps[binding]
+		for key, want := range map[string]string{"all": sent, "completed": sent, "unrecognized": sent, "working": "[]"} {
+			if got := fmt.Sprint(st[key]); got != want {
+				t.Errorf("%s listTasks %s: %s, want %s", binding, key, got, want)
+			}
+		}
+	}
+	inv := steps["invalid"]
+	if code, _ := inv["code"].(float64); code != -32602 {
+		t.Errorf("invalid status: code %v, want -32602 (step %v)", inv["code"], inv)
+	}
+	if msg := fmt.Sprint(inv["error"]); !strings.Contains(msg, "status") || !strings.Contains(msg, "TASK_STATE_DONE") {
+		t.Errorf("invalid status: error %q does not name the field and the value", msg)
+	}
+}
+
+// nodeSteps runs a Node script in dir and returns its output lines, JSON
+// objects keyed by their "step".
+func nodeSteps(t *testing.T, ctx context.Context, node, dir string, args ...string) map[string]map[string]any {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", args[0], err, stdout, stderr.String())
+	}
+	steps := map[string]map[string]any{}
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("bad line %q: %v", sc.Text(), err)
+		}
+		steps[fmt.Sprint(m["step"])] = m
+	}
+	return steps
 }
