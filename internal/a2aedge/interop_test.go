@@ -381,3 +381,46 @@ func nodeSteps(t *testing.T, ctx context.Context, node, dir string, args ...stri
 	}
 	return steps
 }
+
+// TestInteropJSUnknownAgents: to @a2a-js/sdk's client without a key, an
+// agent that exists but is not exposed over A2A and an agent that does not
+// exist answer alike, on the card, JSON-RPC and HTTP+JSON routes: the
+// same 404 with the same body, so the answers do not tell which private
+// agents exist.
+func TestInteropJSUnknownAgents(t *testing.T) {
+	node, dir := nodePeer(t)
+	f := newFixture(t, interopScript, fixtureOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	steps := nodeSteps(t, ctx, node, dir, "a2a-agent-probe.mjs", f.srv.URL, "alpha", "hidden", "nosuch")
+	hidden, missing := steps["hidden"], steps["nosuch"]
+	for _, route := range []string{"card", "jsonrpc", "rest", "send"} {
+		for name, st := range map[string]map[string]any{"hidden": hidden, "nosuch": missing} {
+			r, _ := st[route].(map[string]any)
+			// The SDK's HTTP+JSON transport reports the error's message
+			// without the status.
+			if r["ok"] != false || route != "rest" && !strings.Contains(fmt.Sprint(r["error"]), "404") {
+				t.Errorf("%s %s: %v, want a 404", route, name, r)
+			}
+			if strings.Contains(fmt.Sprint(r), "not exposed") {
+				t.Errorf("%s %s tells the agent is not exposed: %v", route, name, r)
+			}
+		}
+		// The answers may differ only where the client put the name.
+		h, _ := json.Marshal(hidden[route])
+		m, _ := json.Marshal(missing[route])
+		if got, want := strings.ReplaceAll(string(h), "hidden", "NAME"), strings.ReplaceAll(string(m), "nosuch", "NAME"); got != want {
+			t.Errorf("%s answers differ:\nhidden: %s\nnosuch: %s", route, h, m)
+		}
+	}
+	// The card route's raw answer is byte for byte the same.
+	answer := func(st map[string]any) map[string]any {
+		card, _ := st["card"].(map[string]any)
+		a, _ := card["answer"].(map[string]any)
+		return a
+	}
+	ha, ma := answer(hidden), answer(missing)
+	if ha == nil || fmt.Sprint(ha) != fmt.Sprint(ma) || ha["status"] != float64(404) {
+		t.Errorf("card answers: hidden %v, nosuch %v", ha, ma)
+	}
+}
