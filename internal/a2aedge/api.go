@@ -47,7 +47,8 @@ func (s *Server) apiDiscover(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, s.log, fmt.Errorf("%w: url: required", errBadRequest))
 		return
 	}
-	card, err := s.opts.Client.Discover(r.Context(), req.URL, req.AllowPrivate, "")
+	reach := Reach{AllowPrivate: req.AllowPrivate, Hint: `send "allow_private": true (agentd a2a discover --allow-private) to allow it`}
+	card, err := s.opts.Client.Discover(r.Context(), req.URL, reach, "")
 	if err != nil {
 		writeErr(w, s.log, err)
 		return

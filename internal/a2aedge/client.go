@@ -34,6 +34,24 @@ type ExternalAgent struct {
 	AllowPrivate bool
 }
 
+// reach is where the agent may be: its allow_private, named in refusals.
+func (e ExternalAgent) reach() Reach {
+	return Reach{AllowPrivate: e.AllowPrivate, Hint: fmt.Sprintf("set allow_private = true on [[a2a.external_agents]] %q to allow it", e.Name)}
+}
+
+// Reach says whether a remote agent may be on loopback or a private
+// network, and how the user allows that (netguard.Policy.Hint): each
+// way of naming an agent has its own setting.
+type Reach struct {
+	AllowPrivate bool
+	Hint         string
+}
+
+// urlReach is the reach of an agent named by URL (a2a_send, a2a_discover,
+// POST /api/a2a/send): a model or an API caller cannot point the client at
+// the private network, only the operator can, by configuring the agent.
+var urlReach = Reach{Hint: "configure it in [[a2a.external_agents]] with allow_private = true to allow it"}
+
 // ClientOptions configure a Client. Zero values take the defaults.
 type ClientOptions struct {
 	External []ExternalAgent
@@ -106,9 +124,6 @@ func NewClient(opts ClientOptions) *Client {
 	if opts.UserAgent == "" {
 		opts.UserAgent = "agentd"
 	}
-	if opts.Guard == nil {
-		opts.Guard = func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} }
-	}
 	if opts.LookupSecret == nil {
 		opts.LookupSecret = func(string) (string, bool) { return "", false }
 	}
@@ -160,6 +175,19 @@ func (c *Client) discoverLoop(name string) {
 	}
 }
 
+// guard is the SSRF policy for reach: ClientOptions.Guard's, with reach's
+// hint.
+func (c *Client) guard(reach Reach) *netguard.Policy {
+	p := netguard.Policy{AllowPrivate: reach.AllowPrivate}
+	if c.opts.Guard != nil {
+		if g := c.opts.Guard(reach.AllowPrivate); g != nil {
+			p = *g // Guard's policy may be shared: the hint is this call's
+		}
+	}
+	p.Hint = reach.Hint
+	return &p
+}
+
 // refresh (re)discovers external agent name and connects to it.
 func (c *Client) refresh(ctx context.Context, name string) error {
 	c.mu.Lock()
@@ -168,7 +196,7 @@ func (c *Client) refresh(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("%w: no external a2a agent %q", errBadRequest, name)
 	}
-	card, cl, err := c.connect(ctx, r.cfg.URL, r.cfg.AllowPrivate, r.cfg.TokenEnv)
+	card, cl, err := c.connect(ctx, r.cfg.URL, r.cfg.reach(), r.cfg.TokenEnv)
 	c.mu.Lock()
 	r.checked = time.Now().UTC()
 	r.err = err
@@ -222,12 +250,12 @@ func (c *Client) Agents() []RemoteStatus {
 // falling back to the pre-0.3 {url}/.well-known/agent.json; a URL ending in
 // .json is fetched as is. Cards of 1.0, 0.3 and older (a bare "url")
 // shapes are read.
-func (c *Client) Discover(ctx context.Context, rawURL string, allowPrivate bool, tokenEnv string) (*a2a.AgentCard, error) {
-	u, err := c.opts.Guard(allowPrivate).CheckURL(ctx, rawURL)
+func (c *Client) Discover(ctx context.Context, rawURL string, reach Reach, tokenEnv string) (*a2a.AgentCard, error) {
+	u, err := c.guard(reach).CheckURL(ctx, rawURL)
 	if err != nil {
 		return nil, err
 	}
-	hc := c.httpClient(u, allowPrivate, tokenEnv)
+	hc := c.httpClient(u, reach, tokenEnv)
 	ctx, cancel := context.WithTimeout(ctx, c.opts.DiscoverTimeout)
 	defer cancel()
 	var candidates []string
@@ -299,8 +327,8 @@ func ParseCard(body []byte) (*a2a.AgentCard, error) {
 // httpClient returns a guarded HTTP client that adds the bearer token of
 // tokenEnv to requests for the host the agent was configured at, and to
 // no other host: a card cannot redirect the credential elsewhere.
-func (c *Client) httpClient(u *url.URL, allowPrivate bool, tokenEnv string) *http.Client {
-	hc := c.opts.Guard(allowPrivate).Client(0)
+func (c *Client) httpClient(u *url.URL, reach Reach, tokenEnv string) *http.Client {
+	hc := c.guard(reach).Client(0)
 	hc.Transport = &authTransport{next: hc.Transport, host: u.Host, tokenEnv: tokenEnv, lookup: c.opts.LookupSecret, ua: c.opts.UserAgent}
 	return hc
 }
@@ -327,13 +355,13 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // connect discovers the agent at rawURL and builds an a2a-go client for
 // it, speaking whichever of 1.0 and 0.3, JSON-RPC and HTTP+JSON its card
 // offers (1.0 JSON-RPC first).
-func (c *Client) connect(ctx context.Context, rawURL string, allowPrivate bool, tokenEnv string) (*a2a.AgentCard, *a2aclient.Client, error) {
-	card, err := c.Discover(ctx, rawURL, allowPrivate, tokenEnv)
+func (c *Client) connect(ctx context.Context, rawURL string, reach Reach, tokenEnv string) (*a2a.AgentCard, *a2aclient.Client, error) {
+	card, err := c.Discover(ctx, rawURL, reach, tokenEnv)
 	if err != nil {
 		return nil, nil, err
 	}
 	u, _ := url.Parse(rawURL)
-	hc := c.httpClient(u, allowPrivate, tokenEnv)
+	hc := c.httpClient(u, reach, tokenEnv)
 	cl, err := a2aclient.NewFromCard(ctx, card,
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
@@ -384,7 +412,7 @@ func (c *Client) target(ctx context.Context, target string) (*remote, error) {
 	if !strings.Contains(target, "://") {
 		return nil, fmt.Errorf("%w: %q is neither a configured external agent nor a URL", errBadRequest, target)
 	}
-	card, cl, err := c.connect(ctx, target, false, "")
+	card, cl, err := c.connect(ctx, target, urlReach, "")
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func TestExternalAgent(t *testing.T) {
 			t.Fatalf("%d %s", code, body)
 		}
 		code, body = local.post("/api/a2a/discover", `{"url":"`+remote.endpoint("alpha")+`"}`)
-		if code != http.StatusForbidden {
+		if code != http.StatusForbidden || !strings.Contains(string(body), `send \"allow_private\": true (agentd a2a discover --allow-private)`) {
 			t.Fatalf("private discovery without allow_private: %d %s", code, body)
 		}
 		code, _ = local.post("/api/a2a/send", `{"agent":"Remote Beta","message":"s","stream":true}`)

@@ -141,7 +141,7 @@ func (f *fixture) endpoint(name string) string { return f.srv.URL + "/a2a/agents
 // a2aClient connects an a2a-go client to agent name through its card.
 func (f *fixture) a2aClient(name string) *a2aclient.Client {
 	f.t.Helper()
-	card, cl, err := f.client.connect(context.Background(), f.endpoint(name), true, "")
+	card, cl, err := f.client.connect(context.Background(), f.endpoint(name), Reach{AllowPrivate: true}, "")
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -322,5 +323,104 @@ func TestInteropGoCLI(t *testing.T) {
 	}
 	if out := run("cancel", url, st.ID, "-o", "json"); !strings.Contains(out, "TASK_STATE_CANCELED") {
 		t.Fatalf("cancel: %s", out)
+	}
+}
+
+// TestInteropJSListTasks: @a2a-js/sdk's listTasks({}) sends its unset
+// status enum as "UNRECOGNIZED"; over JSON-RPC and HTTP+JSON alike it must
+// list every task, as a request without a status does, while a status
+// that is no task state is an invalid-params error naming the value.
+func TestInteropJSListTasks(t *testing.T) {
+	node, dir := nodePeer(t)
+	f := newFixture(t, interopScript, fixtureOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	steps := nodeSteps(t, ctx, node, dir, "a2a-list-tasks.mjs", f.endpoint("alpha"))
+	sent := fmt.Sprint(steps["sent"]["ids"])
+	if states := fmt.Sprint(steps["sent"]["states"]); states != "[TASK_STATE_COMPLETED TASK_STATE_COMPLETED]" {
+		t.Fatalf("sent tasks: %v", steps["sent"])
+	}
+	for _, binding := range []string{"jsonrpc", "rest"} {
+		st := steps[binding]
+		for key, want := range map[string]string{"all": sent, "completed": sent, "unrecognized": sent, "working": "[]"} {
+			if got := fmt.Sprint(st[key]); got != want {
+				t.Errorf("%s listTasks %s: %s, want %s", binding, key, got, want)
+			}
+		}
+	}
+	inv := steps["invalid"]
+	if code, _ := inv["code"].(float64); code != -32602 {
+		t.Errorf("invalid status: code %v, want -32602 (step %v)", inv["code"], inv)
+	}
+	if msg := fmt.Sprint(inv["error"]); !strings.Contains(msg, "status") || !strings.Contains(msg, "TASK_STATE_DONE") {
+		t.Errorf("invalid status: error %q does not name the field and the value", msg)
+	}
+}
+
+// nodeSteps runs a Node script in dir and returns its output lines, JSON
+// objects keyed by their "step".
+func nodeSteps(t *testing.T, ctx context.Context, node, dir string, args ...string) map[string]map[string]any {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", args[0], err, stdout, stderr.String())
+	}
+	steps := map[string]map[string]any{}
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("bad line %q: %v", sc.Text(), err)
+		}
+		steps[fmt.Sprint(m["step"])] = m
+	}
+	return steps
+}
+
+// TestInteropJSUnknownAgents: to @a2a-js/sdk's client without a key, an
+// agent that exists but is not exposed over A2A and an agent that does not
+// exist answer alike, on the card, JSON-RPC and HTTP+JSON routes: the
+// same 404 with the same body, so the answers do not tell which private
+// agents exist.
+func TestInteropJSUnknownAgents(t *testing.T) {
+	node, dir := nodePeer(t)
+	f := newFixture(t, interopScript, fixtureOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	steps := nodeSteps(t, ctx, node, dir, "a2a-agent-probe.mjs", f.srv.URL, "alpha", "hidden", "nosuch")
+	hidden, missing := steps["hidden"], steps["nosuch"]
+	for _, route := range []string{"card", "jsonrpc", "rest", "send"} {
+		for name, st := range map[string]map[string]any{"hidden": hidden, "nosuch": missing} {
+			r, _ := st[route].(map[string]any)
+			// The SDK's HTTP+JSON transport reports the error's message
+			// without the status.
+			if r["ok"] != false || route != "rest" && !strings.Contains(fmt.Sprint(r["error"]), "404") {
+				t.Errorf("%s %s: %v, want a 404", route, name, r)
+			}
+			if strings.Contains(fmt.Sprint(r), "not exposed") {
+				t.Errorf("%s %s tells the agent is not exposed: %v", route, name, r)
+			}
+		}
+		// The answers may differ only where the client put the name.
+		h, _ := json.Marshal(hidden[route])
+		m, _ := json.Marshal(missing[route])
+		if got, want := strings.ReplaceAll(string(h), "hidden", "NAME"), strings.ReplaceAll(string(m), "nosuch", "NAME"); got != want {
+			t.Errorf("%s answers differ:\nhidden: %s\nnosuch: %s", route, h, m)
+		}
+	}
+	// The card route's raw answer is byte for byte the same.
+	answer := func(st map[string]any) map[string]any {
+		card, _ := st["card"].(map[string]any)
+		a, _ := card["answer"].(map[string]any)
+		return a
+	}
+	ha, ma := answer(hidden), answer(missing)
+	if ha == nil || fmt.Sprint(ha) != fmt.Sprint(ma) || ha["status"] != float64(404) {
+		t.Errorf("card answers: hidden %v, nosuch %v", ha, ma)
 	}
 }

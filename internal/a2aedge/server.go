@@ -167,14 +167,23 @@ func (s *Server) Register(mux Router) {
 	}
 }
 
-// exposed returns agent name if it exists and is exposed over A2A.
+// errNotServed is the answer for an agent the A2A edge does not serve,
+// whether it is missing or private (expose.a2a off). The two are answered
+// word for word alike, without the name: A2A routes answer clients without
+// a key, who must not learn which private agents exist.
+var errNotServed = fmt.Errorf("%w: no agent of that name is served over A2A (an agent is served when it sets expose.a2a = true)", agent.ErrAgentNotFound)
+
+// exposed returns agent name if it exists and is exposed over A2A, else
+// errNotServed.
 func (s *Server) exposed(ctx context.Context, name string) (manifest.Manifest, error) {
 	e, err := s.opts.Kernel.Agents().Get(ctx, name)
-	if err != nil {
+	switch {
+	case errors.Is(err, agent.ErrAgentNotFound):
+		return manifest.Manifest{}, errNotServed
+	case err != nil:
 		return manifest.Manifest{}, err
-	}
-	if !e.Manifest.Expose.A2A {
-		return manifest.Manifest{}, fmt.Errorf("%w: %q is not exposed over A2A (set expose.a2a = true)", agent.ErrAgentNotFound, name)
+	case !e.Manifest.Expose.A2A:
+		return manifest.Manifest{}, errNotServed
 	}
 	return e.Manifest, nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -347,7 +348,11 @@ func (s *TaskStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.L
 			return nil, fmt.Errorf("bad page token: %w", a2a.ErrInvalidParams)
 		}
 	}
-	f := store.TaskFilter{ContextID: req.ContextID, Agent: agentFrom(ctx), State: string(req.Status), Limit: pageSize, Offset: offset}
+	status, err := listStatus(req.Status)
+	if err != nil {
+		return nil, err
+	}
+	f := store.TaskFilter{ContextID: req.ContextID, Agent: agentFrom(ctx), State: string(status), Limit: pageSize, Offset: offset}
 	if req.StatusTimestampAfter != nil {
 		f.UpdatedAfter = *req.StatusTimestampAfter
 	}
@@ -379,6 +384,33 @@ func (s *TaskStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.L
 		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(next)))
 	}
 	return out, nil
+}
+
+// taskStates are the states a ListTasks status filter may name.
+var taskStates = []a2a.TaskState{
+	a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired,
+	a2a.TaskStateCompleted, a2a.TaskStateCanceled, a2a.TaskStateFailed, a2a.TaskStateRejected,
+}
+
+// listStatus reads ListTasks' status filter; "" means any state. An unset
+// enum means any: a2a-go decodes TASK_STATE_UNSPECIFIED to "", and
+// @a2a-js/sdk (ts-proto) sends an unset status as "UNRECOGNIZED", so its
+// listTasks({}) would otherwise match nothing. Any other value that is
+// not a task state is the client's mistake, reported as such rather than
+// answered with an empty list.
+func listStatus(s a2a.TaskState) (a2a.TaskState, error) {
+	switch s {
+	case a2a.TaskStateUnspecified, "TASK_STATE_UNSPECIFIED", "UNRECOGNIZED":
+		return a2a.TaskStateUnspecified, nil
+	}
+	if slices.Contains(taskStates, s) {
+		return s, nil
+	}
+	names := make([]string, len(taskStates))
+	for i, st := range taskStates {
+		names[i] = string(st)
+	}
+	return "", fmt.Errorf("status: %q is not a task state (want one of %s, or none for any): %w", string(s), strings.Join(names, ", "), a2a.ErrInvalidParams)
 }
 
 func (s *TaskStore) triggerPrune() {

@@ -191,3 +191,42 @@ func TestTaskStoreBounded(t *testing.T) {
 		t.Errorf("oldest terminal task kept: %v", err)
 	}
 }
+
+// TestTaskStoreListStatus: an unset status filter, however a client
+// spells it, lists every state; a value that is no state is refused.
+func TestTaskStoreListStatus(t *testing.T) {
+	_, ts := openStores(t, filepath.Join(t.TempDir(), "a.db"), TaskStoreOptions{})
+	ctx := context.Background()
+	for _, task := range []*a2a.Task{newTask("t1", a2a.TaskStateCompleted), newTask("t2", a2a.TaskStateWorking)} {
+		if _, err := ts.Create(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		status  a2a.TaskState
+		want    int
+		wantErr string
+	}{
+		{"", 2, ""},
+		{"TASK_STATE_UNSPECIFIED", 2, ""},
+		{"UNRECOGNIZED", 2, ""},
+		{a2a.TaskStateWorking, 1, ""},
+		{a2a.TaskStateCompleted, 1, ""},
+		{a2a.TaskStateRejected, 0, ""},
+		{"completed", 0, `status: "completed" is not a task state`},
+		{"TASK_STATE_DONE", 0, `status: "TASK_STATE_DONE" is not a task state`},
+	} {
+		t.Run(string(tc.status), func(t *testing.T) {
+			res, err := ts.List(ctx, &a2a.ListTasksRequest{Status: tc.status})
+			if tc.wantErr != "" {
+				if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want invalid params %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || res.TotalSize != tc.want || len(res.Tasks) != tc.want {
+				t.Fatalf("got %+v, %v; want %d tasks", res, err, tc.want)
+			}
+		})
+	}
+}

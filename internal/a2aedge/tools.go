@@ -114,7 +114,7 @@ func (t discoverTool) Call(ctx context.Context, c *tool.Call) (tool.Result, erro
 	if err := json.Unmarshal(c.Args, &args); err != nil || args.URL == "" {
 		return tool.Result{Content: `a2a_discover needs {"url": URL}`, IsError: true}, nil
 	}
-	card, err := t.c.Discover(ctx, args.URL, false, "")
+	card, err := t.c.Discover(ctx, args.URL, urlReach, "")
 	if err != nil {
 		return tool.Result{Content: fmt.Sprintf("discovery failed: %v", err), IsError: true}, nil
 	}

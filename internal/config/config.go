@@ -203,9 +203,13 @@ type A2A struct {
 	Enabled    bool   `toml:"enabled" json:"enabled"`
 	ListenPath string `toml:"listen_path" json:"listen_path"` // default /a2a
 	// PublicCard serves Agent Cards without auth; default true.
-	PublicCard     *bool           `toml:"public_card" json:"public_card,omitempty"`
-	MaxTasks       int             `toml:"max_tasks" json:"max_tasks"` // default 1000
-	ExternalAgents []ExternalAgent `toml:"external_agents" json:"external_agents"`
+	PublicCard *bool `toml:"public_card" json:"public_card,omitempty"`
+	MaxTasks   int   `toml:"max_tasks" json:"max_tasks"` // default 1000
+	// PushAllowPrivate lets clients register push-notification webhooks
+	// on loopback or private addresses (local development); the SSRF
+	// guard refuses them otherwise. Cloud metadata stays refused.
+	PushAllowPrivate bool            `toml:"push_allow_private" json:"push_allow_private,omitempty"`
+	ExternalAgents   []ExternalAgent `toml:"external_agents" json:"external_agents"`
 }
 
 // ExternalAgent is a remote A2A agent discovered at start.

@@ -68,8 +68,10 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		external[i] = a2aedge.ExternalAgent{Name: e.Name, URL: e.URL, TokenEnv: e.TokenEnv, AllowPrivate: e.AllowPrivate}
 	}
 	edge := &a2aEdge{tasks: tasks}
-	// Webhook URLs come from remote clients: public addresses only.
-	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: &netguard.Policy{}, MaxTasks: cfg.MaxTasks, Store: d.Store, Logger: log})
+	// Webhook URLs come from remote clients: public addresses only,
+	// unless the operator allows private ones (local development).
+	push := &netguard.Policy{AllowPrivate: cfg.PushAllowPrivate, Hint: "set push_allow_private = true in [a2a] to allow it"}
+	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: push, MaxTasks: cfg.MaxTasks, Store: d.Store, Logger: log})
 	edge.client = a2aedge.NewClient(a2aedge.ClientOptions{
 		External:     external,
 		LookupSecret: d.cfg.LookupSecret,

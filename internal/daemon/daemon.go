@@ -125,7 +125,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		MaxOutputBytes: cfg.Tools.Shell.MaxOutputBytes,
 	}))
 	d.Tools.Add(builtin.WebFetch(builtin.WebFetchOptions{
-		Policy:   &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts},
+		Policy: &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts,
+			Hint: "set allow_private = true or allow_hosts in [tools.web_fetch] to allow it"},
 		MaxBytes: cfg.Tools.WebFetch.MaxBytes,
 		Timeout:  30 * time.Second,
 	}))
@@ -432,7 +433,8 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 	if c.Transport.URL != "" {
 		// Refuse a blocked destination now, with a 400, rather than
 		// accept it and fail every reconnect attempt in the background.
-		if _, err := (&netguard.Policy{AllowPrivate: c.AllowPrivate}).CheckURL(ctx, c.Transport.URL); err != nil {
+		pol := &netguard.Policy{AllowPrivate: c.AllowPrivate, Hint: `set "allow_private": true in the server's config to allow it`}
+		if _, err := pol.CheckURL(ctx, c.Transport.URL); err != nil {
 			return fmt.Errorf("transport.url: %w", err)
 		}
 	}

@@ -202,6 +202,12 @@ func TestSSRFGuardRefusesPrivateURL(t *testing.T) {
 		if !contains(st.LastError, "blocked") {
 			t.Errorf("%s: last error = %q", url, st.LastError)
 		}
+		// A private address names the server's own setting; metadata,
+		// which no setting allows, names none.
+		hint := `set allow_private = true on MCP server "private"`
+		if metadata := contains(url, "169.254"); contains(st.LastError, hint) == metadata {
+			t.Errorf("%s: last error = %q, want the hint %q only for a private address", url, st.LastError, hint)
+		}
 		if err := m.Remove(t.Context(), "private"); err != nil {
 			t.Fatal(err)
 		}

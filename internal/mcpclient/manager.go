@@ -407,13 +407,19 @@ func (m *Manager) notify() {
 	}
 }
 
-func (m *Manager) policy(allowPrivate bool) *netguard.Policy {
+// policy is the SSRF policy for server name's URL. Its refusals name the
+// server's own allow_private (in [[mcp_servers]] or the JSON config of
+// POST /api/mcp/servers alike).
+func (m *Manager) policy(name string, allowPrivate bool) *netguard.Policy {
+	p := &netguard.Policy{AllowPrivate: allowPrivate}
 	if m.opts.Guard != nil {
-		if p := m.opts.Guard(allowPrivate); p != nil {
-			return p
+		if g := m.opts.Guard(allowPrivate); g != nil {
+			c := *g // Guard's policy may be shared: the hint is this server's
+			p = &c
 		}
 	}
-	return &netguard.Policy{AllowPrivate: allowPrivate}
+	p.Hint = fmt.Sprintf("set allow_private = true on MCP server %q to allow it", name)
+	return p
 }
 
 // nextToken returns a progress token unique within the Manager.

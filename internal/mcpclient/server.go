@@ -494,7 +494,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 }
 
 func (s *server) httpTransport(ctx context.Context, sess *session, ev frameEvents) (mcp.Transport, error) {
-	pol := s.m.policy(s.cfg.AllowPrivate)
+	pol := s.m.policy(s.cfg.Name, s.cfg.AllowPrivate)
 	u, err := pol.CheckURL(ctx, s.cfg.Transport.URL)
 	if err != nil {
 		return nil, err

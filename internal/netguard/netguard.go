@@ -71,6 +71,12 @@ type Policy struct {
 	AllowPrivate bool
 	// AllowMetadata allows cloud metadata addresses and names.
 	AllowMetadata bool
+	// Hint ends the refusal of a loopback or private destination with how
+	// to allow it, naming the setting that sets AllowPrivate for this
+	// connection ("set allow_private = true in [tools.web_fetch]"). Each
+	// caller has its own setting, so the guard names none itself; empty
+	// gives no hint (for connections no setting relaxes).
+	Hint string
 	// AllowHosts are host names or IP addresses exempt from every check
 	// (exact match, case-insensitive; IPs match by value).
 	AllowHosts []string
@@ -88,7 +94,7 @@ func (p *Policy) CheckIP(ip netip.Addr) error {
 	if p.allowsClass(c) {
 		return nil
 	}
-	return &BlockedError{Addr: ip, Class: c, Reason: refusal(c)}
+	return &BlockedError{Addr: ip, Class: c, Reason: p.refusal(c)}
 }
 
 func (p *Policy) allowsClass(c Class) bool {
@@ -105,14 +111,22 @@ func (p *Policy) allowsClass(c Class) bool {
 	return false
 }
 
-func refusal(c Class) string {
+func (p *Policy) refusal(c Class) string {
 	switch c {
 	case Metadata:
 		return "cloud metadata address"
 	case Loopback, Private, LinkLocal, CGNAT, Benchmark:
-		return c.String() + " address (set allow_private to reach it)"
+		return c.String() + " address" + p.hint()
 	}
 	return c.String() + " address is never allowed"
+}
+
+// hint is Hint as the end of a refusal.
+func (p *Policy) hint() string {
+	if p == nil || p.Hint == "" {
+		return ""
+	}
+	return " (" + p.Hint + ")"
 }
 
 // CheckURL parses raw and checks that it is an http or https URL whose
@@ -183,7 +197,7 @@ func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 			return nil, &BlockedError{Host: host, Class: Metadata, Reason: "cloud metadata host name"}
 		}
 		if isLocalhostName(ph.name) && (p == nil || !p.AllowPrivate) {
-			return nil, &BlockedError{Host: host, Class: Loopback, Reason: "localhost name (set allow_private to reach it)"}
+			return nil, &BlockedError{Host: host, Class: Loopback, Reason: "localhost name" + p.hint()}
 		}
 	}
 	addrs, err := p.lookup(ctx, ph.name)

@@ -245,6 +245,34 @@ func TestCheckURLErrors(t *testing.T) {
 	}
 }
 
+// TestHint: a refusal of a private destination names the caller's own
+// setting, and no setting at all when the caller has none.
+func TestHint(t *testing.T) {
+	const hint = "set push_allow_private = true in [a2a]"
+	for _, tt := range []struct {
+		name, url string
+		hint      string
+		want      string
+	}{
+		{"loopback ip", "http://127.0.0.1:8080/hook", hint, "loopback address (" + hint + ")"},
+		{"private ip", "http://10.1.2.3/", hint, "private address (" + hint + ")"},
+		{"localhost name", "http://localhost:9/", hint, "localhost name (" + hint + ")"},
+		{"resolves to loopback", "http://mixed.test/", hint, "resolves to a loopback address (" + hint + ")"},
+		{"no hint", "http://127.0.0.1/", "", "loopback address"},
+		{"metadata is not relaxed by it", "http://169.254.169.254/", hint, "cloud metadata address"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := (&Policy{Hint: tt.hint, LookupIP: fakeLookup(names)}).CheckURL(t.Context(), tt.url)
+			if !errors.Is(err, ErrBlocked) || !strings.HasSuffix(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one ending %q", err, tt.want)
+			}
+			if tt.hint == "" && strings.Contains(err.Error(), "allow_private") {
+				t.Errorf("error %q names a setting the caller did not give", err)
+			}
+		})
+	}
+}
+
 func TestAllowHosts(t *testing.T) {
 	p := &Policy{
 		AllowHosts: []string{"Internal.Corp", "10.9.8.7", "[fd00::5]"},
