@@ -28,6 +28,10 @@ async function connect(elicit) {
 }
 
 const { client: plain } = await connect(null);
+// What the SDK reports on its own, such as an answer to a request it
+// cancelled ("Received a response for an unknown message ID").
+const clientErrors = [];
+plain.onerror = (e) => clientErrors.push(String(e?.message ?? e));
 
 const { tools } = await plain.listTools();
 out('list', { tools: tools.map((t) => t.name), described: tools.find((t) => t.name === tool)?.description ?? '' });
@@ -77,6 +81,8 @@ out('context', { first: view(first), second: view(second) });
 // Artifacts with files.
 const files = await plain.callTool({ name: tool, arguments: { message: 'files' } });
 out('files', { ...view(files), content: files.content });
+
+out('wire', { errors: clientErrors });
 
 await plain.close();
 await asking.close();

@@ -495,6 +495,11 @@ allow_private = true
 		t.Logf("%s: %v", name, s)
 	}
 	checkMCPClientSteps(t, steps, "a2a_js")
+	// agentd does not answer the cancelled call (the MCP spec says the
+	// receiver of a cancellation should not), which the SDK would report.
+	if errs := fmt.Sprint(get(steps["wire"], "errors")); errs != "[]" {
+		t.Errorf("the SDK client reported %s", errs)
+	}
 	deadline = time.Now().Add(10 * time.Second)
 	for len(canceledOnJS(t, jsURL)) == 0 {
 		if time.Now().After(deadline) {

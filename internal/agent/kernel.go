@@ -243,7 +243,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			}
 			return res, nil
 		}
-		results := k.callTools(ctx, scope, sess.ID, reply.ToolCalls, emit)
+		results := k.callTools(ctx, scope, sess.ID, reply.ToolCalls, m.Images, emit)
 		history = append(history, results)
 		// Results are stored even when cancelled, so every tool call in
 		// the history has its answer and the next turn is valid.
@@ -264,8 +264,10 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 }
 
 // callTools runs the calls of one model reply, in parallel, and returns the
-// tool message answering all of them in the order they were asked.
-func (k *Kernel) callTools(ctx context.Context, scope *tool.Scope, sessionID string, calls []llm.ToolCall, emit func(Event)) llm.Message {
+// tool message answering all of them in the order they were asked. For a
+// text-only model (images false) results keep only their text, which
+// names each image; the pictures are neither sent nor stored.
+func (k *Kernel) callTools(ctx context.Context, scope *tool.Scope, sessionID string, calls []llm.ToolCall, images bool, emit func(Event)) llm.Message {
 	results := make([]llm.ToolResult, len(calls))
 	untrusted := make([]bool, len(calls))
 	var wg sync.WaitGroup
@@ -276,6 +278,9 @@ func (k *Kernel) callTools(ctx context.Context, scope *tool.Scope, sessionID str
 				emit(Event{Type: EventToolProgress, SessionID: sessionID, ToolCall: &c,
 					Progress: &Progress{Message: msg, Progress: progress, Total: total}})
 			})
+			if !images {
+				out.Result.Images = nil
+			}
 			results[i], untrusted[i] = out.Result, out.Untrusted
 			emit(Event{Type: EventToolFinished, SessionID: sessionID, ToolCall: &c, ToolResult: &out.Result, Untrusted: out.Untrusted})
 		})

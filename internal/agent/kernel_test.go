@@ -371,6 +371,42 @@ func TestImagesOnlyForModelsThatAcceptThem(t *testing.T) {
 	}
 }
 
+// TestToolImagesOnlyForModelsThatAcceptThem: an upstream tool's image
+// reaches the next model call inside the tool result when the agent's
+// model takes images; a text-only model reads the note in the text only,
+// and the picture is not stored either.
+func TestToolImagesOnlyForModelsThatAcceptThem(t *testing.T) {
+	shot := fn{name: "mcp_browser_shot", origin: tool.OriginMCP, call: func(context.Context, *tool.Call) (tool.Result, error) {
+		return tool.Result{Content: "[image: image/png, 3 bytes]", Images: []llm.Image{{MIMEType: "image/png", Data: []byte{1, 2, 3}}}}, nil
+	}}
+	for _, images := range []bool{false, true} {
+		t.Run(fmt.Sprint("images=", images), func(t *testing.T) {
+			m := assistant("*")
+			m.Images = images
+			e := newEnv(t, llmtest.Script(
+				llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("mcp_browser_shot", `{}`)}},
+				llmtest.Reply{Text: "a page"},
+			), []manifest.Manifest{m}, shot)
+			res, _ := run(t, e, agent.RunRequest{Input: user("look")})
+			msgs := e.model.Requests()[1].Messages
+			r := msgs[len(msgs)-1].ToolResults[0]
+			if !tool.IsUntrustedBlock(r.Content) || !strings.Contains(r.Content, "[image: image/png, 3 bytes]") {
+				t.Errorf("tool result text %q", r.Content)
+			}
+			if sent := len(r.Images) == 1 && string(r.Images[0].Data) == "\x01\x02\x03"; sent != images {
+				t.Errorf("image sent = %v (%+v)", sent, r.Images)
+			}
+			_, stored, err := e.k.Session(context.Background(), res.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := len(stored[2].ToolResults[0].Images) == 1; kept != images {
+				t.Errorf("image stored = %v", kept)
+			}
+		})
+	}
+}
+
 func TestSessionBusyAndWrongAgent(t *testing.T) {
 	release := make(chan struct{})
 	block := fn{name: "block", origin: tool.OriginBuiltin, call: func(ctx context.Context, c *tool.Call) (tool.Result, error) {

@@ -236,7 +236,10 @@ type Tools struct {
 	TimeoutSecs    int            `toml:"timeout_secs" json:"timeout_secs"`         // default 60
 	Timeouts       map[string]int `toml:"timeouts" json:"timeouts,omitempty"`       // per tool name, seconds
 	MaxResultChars int            `toml:"max_result_chars" json:"max_result_chars"` // default 50000
-	LoopGuard      int            `toml:"loop_guard" json:"loop_guard"`             // identical calls in a row; default 3
+	// MaxResultImageBytes caps the images of one tool result shown to a
+	// model that takes images; default 5 MiB.
+	MaxResultImageBytes int `toml:"max_result_image_bytes" json:"max_result_image_bytes"`
+	LoopGuard           int `toml:"loop_guard" json:"loop_guard"` // identical calls in a row; default 3
 	// Untrusted maps tool patterns to "allow", "ask" or "deny" while
 	// untrusted data is in the context. Default: shell_exec and file_write ask.
 	Untrusted    map[string]string `toml:"untrusted" json:"untrusted,omitempty"`

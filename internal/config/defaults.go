@@ -18,6 +18,7 @@ const (
 	DefaultUserTrust      = "trusted"
 	DefaultToolTimeout    = 60
 	DefaultMaxResultChars = 50000
+	DefaultMaxImageBytes  = 5 << 20
 	DefaultLoopGuard      = 3
 	DefaultWebFetchBytes  = 2 << 20
 	DefaultShellTimeout   = 30
@@ -109,6 +110,7 @@ func (c *Config) ApplyDefaults() {
 	t := &c.Tools
 	setInt(&t.TimeoutSecs, DefaultToolTimeout)
 	setInt(&t.MaxResultChars, DefaultMaxResultChars)
+	setInt(&t.MaxResultImageBytes, DefaultMaxImageBytes)
 	setInt(&t.LoopGuard, DefaultLoopGuard)
 	if t.Untrusted == nil {
 		t.Untrusted = make(map[string]string)

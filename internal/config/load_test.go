@@ -93,6 +93,7 @@ func TestLoadMissingFileGivesDefaults(t *testing.T) {
 		{"ACP.UserTrust", cfg.ACP.UserTrust, "trusted"},
 		{"Tools.TimeoutSecs", cfg.Tools.TimeoutSecs, 60},
 		{"Tools.MaxResultChars", cfg.Tools.MaxResultChars, 50000},
+		{"Tools.MaxResultImageBytes", cfg.Tools.MaxResultImageBytes, 5 << 20},
 		{"Tools.LoopGuard", cfg.Tools.LoopGuard, 3},
 		{"Tools.Untrusted", cfg.Tools.Untrusted, map[string]string{"shell_exec": "ask", "file_write": "ask"}},
 		{"Tools.WebFetch.MaxBytes", cfg.Tools.WebFetch.MaxBytes, 2 << 20},

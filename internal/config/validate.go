@@ -317,6 +317,7 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 func checkTools(r *report, src *source, p fieldPath, t *Tools) {
 	nonNegative(r, src, p.key("timeout_secs"), t.TimeoutSecs)
 	nonNegative(r, src, p.key("max_result_chars"), t.MaxResultChars)
+	nonNegative(r, src, p.key("max_result_image_bytes"), t.MaxResultImageBytes)
 	nonNegative(r, src, p.key("loop_guard"), t.LoopGuard)
 	nonNegative(r, src, p.key("agent_send_max_depth"), t.AgentSendMax)
 	for _, k := range sortedStringKeys(t.Timeouts) {

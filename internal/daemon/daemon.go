@@ -95,6 +95,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Timeout:        time.Duration(cfg.Tools.TimeoutSecs) * time.Second,
 		Timeouts:       cfg.Tools.Timeouts,
 		MaxResultChars: cfg.Tools.MaxResultChars,
+		MaxImageBytes:  cfg.Tools.MaxResultImageBytes,
 		LoopGuard:      cfg.Tools.LoopGuard,
 		Audit:          d.Audit,
 		Logger:         log.With("component", "tools"),

@@ -60,6 +60,13 @@ type ToolResult struct {
 	Name    string `json:"name"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Images are the result's pictures (a screenshot, a rendered chart),
+	// for models that accept images; Content still describes each in
+	// text, which is all a text-only model gets. Adapters send them the
+	// way their vendor allows: inside the tool result (Anthropic, Gemini),
+	// or in a user message right after the tool results (OpenAI Chat
+	// Completions, whose tool messages take text only).
+	Images []Image `json:"images,omitempty"`
 }
 
 // Message is one turn of a conversation.

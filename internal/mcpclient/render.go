@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -17,7 +18,9 @@ import (
 // blocks as they are, other content as short readable notes (never a
 // base64 dump), and structured content as indented "key: value" lines
 // when the server sent nothing else readable or only a JSON copy of it.
-// The structured content itself is kept, raw, in Result.Structured.
+// The structured content itself is kept, raw, in Result.Structured, and
+// images in Result.Images for models that take them (the note stays, for
+// those that do not).
 func renderResult(res *mcp.CallToolResult) tool.Result {
 	out := tool.Result{IsError: res.IsError}
 	var structured any
@@ -38,6 +41,9 @@ func renderResult(res *mcp.CallToolResult) tool.Result {
 		}
 		if s := renderContent(c); s != "" {
 			parts = append(parts, s)
+		}
+		if img, ok := c.(*mcp.ImageContent); ok && len(img.Data) > 0 {
+			out.Images = append(out.Images, llm.Image{MIMEType: img.MIMEType, Data: img.Data})
 		}
 	}
 	if structured != nil && len(parts) == 0 {

@@ -2,9 +2,12 @@ package mcpclient
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/llm"
 )
 
 func TestRenderResult(t *testing.T) {
@@ -45,6 +48,24 @@ func TestRenderResult(t *testing.T) {
 				t.Errorf("got %q %s %v\nwant %q %s %v", got.Content, got.Structured, got.IsError, tt.want, tt.wantStructured, tt.wantError)
 			}
 		})
+	}
+}
+
+// TestRenderResultKeepsImages: image content is kept, bytes and type,
+// beside the note in the text that a text-only model reads.
+func TestRenderResultKeepsImages(t *testing.T) {
+	got := renderResult(&mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "two shots"},
+		&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1, 2}},
+		&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{3}},
+		&mcp.ImageContent{MIMEType: "image/jpeg", Data: []byte{4, 5, 6}},
+	}})
+	want := []llm.Image{{MIMEType: "image/png", Data: []byte{1, 2}}, {MIMEType: "image/jpeg", Data: []byte{4, 5, 6}}}
+	if !reflect.DeepEqual(got.Images, want) {
+		t.Errorf("images %+v, want %+v", got.Images, want)
+	}
+	if got.Content != "two shots\n[image: image/png, 2 bytes]\n[audio: audio/wav, 1 bytes]\n[image: image/jpeg, 3 bytes]" {
+		t.Errorf("content %q", got.Content)
 	}
 }
 

@@ -97,14 +97,44 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 			if method == "" || string(id) == "null" {
 				id = nil
 			}
+			if sid := r.Header.Get(headerSessionID); sid != "" {
+				w = e.trackCancellation(w, sid, id, method, body)
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		e.bound[h].ServeHTTP(w, r)
+		if f, ok := w.(*answerFilter); ok {
+			e.flights.finish(f.key)
+		}
 		if len(id) > 0 && r.Context().Err() != nil {
 			cancelAbandoned(e, r, id)
 		}
 	})
+}
+
+// trackCancellation notes a session's cancellations before the SDK acts
+// on them, and wraps the stream of a session's request so that its
+// response is dropped once the client has cancelled it (see flights).
+func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.RawMessage, method string, body []byte) http.ResponseWriter {
+	if method == "notifications/cancelled" {
+		var n struct {
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(body, &n) == nil {
+			if rid, ok := cancelledRequest(n.Params); ok {
+				e.flights.cancel(flightKey{sid, rid})
+			}
+		}
+		return w
+	}
+	rid, ok := parseID(id)
+	if !ok {
+		return w
+	}
+	k := flightKey{sid, rid}
+	e.flights.start(k)
+	return &answerFilter{ResponseWriter: w, flights: &e.flights, key: k}
 }
 
 // cancelAbandoned cancels a session's request whose POST stream the

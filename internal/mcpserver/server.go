@@ -113,6 +113,10 @@ type endpoint struct {
 	// the SDK (bindPrincipal), built once.
 	bound map[http.Handler]http.Handler
 
+	// flights are the session requests in flight on the stateful
+	// handler, and which of them their client cancelled.
+	flights flights
+
 	mu      sync.Mutex
 	served  map[string]string                          // tool name → fingerprint
 	allowed map[string]func(*principal.Principal) bool // tool name → who may use it

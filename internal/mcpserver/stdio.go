@@ -113,10 +113,14 @@ type stdioConn struct {
 	ended chan struct{} // closed when the reader goroutine returns
 	err   error         // why reading ended; read after ended is closed
 
-	grace    time.Duration
-	mu       sync.Mutex
-	pending  map[jsonrpc.ID]bool // requests read and not yet answered
-	answered chan struct{}       // signalled when pending shrinks
+	grace time.Duration
+	mu    sync.Mutex
+	// pending are the requests read and not yet answered. Neither the
+	// answer to a request the client cancelled nor its progress is sent
+	// (see flights); cancelledTokens are the progress tokens of those.
+	pending         map[jsonrpc.ID]*stdioCall
+	cancelledTokens map[jsonrpc.ID]bool
+	answered        chan struct{} // signalled when pending shrinks
 
 	closeOnce sync.Once
 }
@@ -135,8 +139,9 @@ func newStdioConn(in io.Reader, out io.Writer, maxBytes int64, grace time.Durati
 		done:  make(chan struct{}),
 		ended: make(chan struct{}),
 
-		pending:  map[jsonrpc.ID]bool{},
-		answered: make(chan struct{}, 1),
+		pending:         map[jsonrpc.ID]*stdioCall{},
+		cancelledTokens: map[jsonrpc.ID]bool{},
+		answered:        make(chan struct{}, 1),
 	}
 	go c.readLoop()
 	return c
@@ -167,9 +172,23 @@ func (c *stdioConn) readLoop() {
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case msg := <-c.msgs:
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		if req, ok := msg.(*jsonrpc.Request); ok {
 			c.mu.Lock()
-			c.pending[req.ID] = true
+			if req.IsCall() {
+				c.pending[req.ID] = &stdioCall{params: req.Params}
+			} else if req.Method == "notifications/cancelled" {
+				// Marked before the SDK sees the notification and
+				// cancels the handler, which then answers.
+				if id, ok := cancelledRequest(req.Params); ok {
+					if call := c.pending[id]; call != nil && !call.cancelled {
+						call.cancelled = true
+						call.token, call.hasToken = progressToken(call.params)
+						if call.hasToken {
+							c.cancelledTokens[call.token] = true
+						}
+					}
+				}
+			}
 			c.mu.Unlock()
 		}
 		return msg, nil
@@ -193,6 +212,13 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return mcp.ErrConnectionClosed
 	default:
 	}
+	resp, isResp := msg.(*jsonrpc.Response)
+	if c.aboutCancelled(msg) {
+		if isResp {
+			c.answer(resp.ID)
+		}
+		return nil
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
@@ -204,16 +230,53 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 		return fmt.Errorf("write stdout: %w", err)
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		delete(c.pending, resp.ID)
-		c.mu.Unlock()
-		select {
-		case c.answered <- struct{}{}:
-		default:
-		}
+	if isResp {
+		c.answer(resp.ID)
 	}
 	return nil
+}
+
+// stdioCall is a request read and not yet answered.
+type stdioCall struct {
+	params    json.RawMessage
+	cancelled bool
+	// token is the request's progress token, known once it is cancelled.
+	token    jsonrpc.ID
+	hasToken bool
+}
+
+// aboutCancelled reports whether msg is the response to a request the
+// client cancelled, or a progress notification about one.
+func (c *stdioConn) aboutCancelled(msg jsonrpc.Message) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch m := msg.(type) {
+	case *jsonrpc.Response:
+		call := c.pending[m.ID]
+		return call != nil && call.cancelled
+	case *jsonrpc.Request:
+		if m.Method != "notifications/progress" || len(c.cancelledTokens) == 0 {
+			return false
+		}
+		tok, ok := progressToken(m.Params)
+		return ok && c.cancelledTokens[tok]
+	}
+	return false
+}
+
+// answer forgets a pending request once it is answered (or its answer
+// dropped).
+func (c *stdioConn) answer(id jsonrpc.ID) {
+	c.mu.Lock()
+	if call := c.pending[id]; call != nil && call.hasToken {
+		delete(c.cancelledTokens, call.token)
+	}
+	delete(c.pending, id)
+	c.mu.Unlock()
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
 }
 
 // awaitAnswers waits until every request read has been answered, for at

@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
@@ -154,5 +157,50 @@ func TestStdioClientHangsUp(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not return after the client hung up")
+	}
+}
+
+// TestStdioDropsWhatFollowsACancellation checks the stdio connection on
+// its own: once the client cancelled a request, neither its response nor
+// its progress goes out, while those of other requests do, and the
+// cancelled request no longer counts as waiting for an answer.
+func TestStdioDropsWhatFollowsACancellation(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":"p1"}}}`,
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"b","_meta":{"progressToken":7}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"enough"}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	c := newStdioConn(strings.NewReader(in), &out, 1<<20, time.Second, slog.New(slog.DiscardHandler))
+	defer c.Close()
+	ctx := context.Background()
+	for range 3 {
+		if _, err := c.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, raw := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":"two","result":{"content":[]}}`,
+	} {
+		msg, err := jsonrpc.DecodeMessage([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Write(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"two","result":{"content":[]}}` + "\n"
+	if out.String() != want {
+		t.Errorf("written:\n%s\nwant:\n%s", out.String(), want)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) != 0 || len(c.cancelledTokens) != 0 {
+		t.Errorf("still pending %v, cancelled tokens %v", c.pending, c.cancelledTokens)
 	}
 }

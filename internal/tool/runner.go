@@ -61,9 +61,12 @@ type RunnerOptions struct {
 	Timeout        time.Duration  // default 60 s
 	Timeouts       map[string]int // per tool name, seconds
 	MaxResultChars int            // default 50,000
-	LoopGuard      int            // the Nth identical consecutive call is refused; default 3
-	Audit          AuditLog       // nil = no audit (tests only)
-	Logger         *slog.Logger
+	// MaxImageBytes caps the images one result shows the model, in
+	// total; default 5 MiB (the largest image Anthropic's API takes).
+	MaxImageBytes int
+	LoopGuard     int      // the Nth identical consecutive call is refused; default 3
+	Audit         AuditLog // nil = no audit (tests only)
+	Logger        *slog.Logger
 }
 
 // Runner is the one pipeline every tool call passes through.
@@ -80,6 +83,9 @@ func NewRunner(tools Lookup, opts RunnerOptions) *Runner {
 	}
 	if opts.MaxResultChars <= 0 {
 		opts.MaxResultChars = 50_000
+	}
+	if opts.MaxImageBytes <= 0 {
+		opts.MaxImageBytes = DefaultMaxImageBytes
 	}
 	if opts.LoopGuard <= 0 {
 		opts.LoopGuard = 3
@@ -291,6 +297,14 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 		out.Result = llm.ToolResult{Content: res.Content, IsError: res.IsError}
 	}
 	out.Result.Content = Truncate(out.Result.Content, s.r.opts.MaxResultChars)
+	if err == nil && len(res.Images) > 0 {
+		var notes string
+		out.Result.Images, notes = keepImages(res.Images, s.r.opts.MaxImageBytes)
+		out.Result.Content += notes
+	}
+	// Images are inside the marking too: the text that describes them is
+	// in the block, and adapters send them with it (or, where a vendor
+	// cannot, introduced as tool output).
 	if untrusted {
 		out.Result.Content = WrapUntrusted(sourceLabel(spec), out.Result.Content)
 	}
@@ -378,6 +392,45 @@ func Truncate(s string, max int) string {
 		cut++
 	}
 	return fmt.Sprintf("%s\n[truncated: showing %d of %d characters]", s, max, n)
+}
+
+// DefaultMaxImageBytes is the default of RunnerOptions.MaxImageBytes.
+const DefaultMaxImageBytes = 5 << 20
+
+// modelImageTypes are the image types every vendor's vision models take.
+var modelImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// keepImages returns the images a model may be shown, in order, while
+// their total stays within max bytes, and a note (appended to the
+// result's text) naming those left out: a type no model takes would fail
+// the whole model call, and a huge one would fill its context.
+func keepImages(imgs []llm.Image, max int) ([]llm.Image, string) {
+	var kept []llm.Image
+	var notes strings.Builder
+	total := 0
+	for _, img := range imgs {
+		typ := strings.ToLower(strings.TrimSpace(img.MIMEType))
+		if i := strings.IndexByte(typ, ';'); i >= 0 {
+			typ = strings.TrimSpace(typ[:i])
+		}
+		switch {
+		case !modelImageTypes[typ]:
+			fmt.Fprintf(&notes, "\n[image not shown (%s): models take PNG, JPEG, GIF and WebP images]", orUnknownType(typ))
+		case total+len(img.Data) > max:
+			fmt.Fprintf(&notes, "\n[image not shown (%s, %d bytes): the images of one tool result may have %d bytes in all]", typ, len(img.Data), max)
+		default:
+			total += len(img.Data)
+			kept = append(kept, llm.Image{MIMEType: typ, Data: img.Data})
+		}
+	}
+	return kept, notes.String()
+}
+
+func orUnknownType(t string) string {
+	if t == "" {
+		return "no type"
+	}
+	return t
 }
 
 const (

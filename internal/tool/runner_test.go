@@ -138,6 +138,44 @@ func TestTruncation(t *testing.T) {
 	}
 }
 
+// TestResultImages: an MCP tool's images reach the outcome, within the
+// image cap and of types models take; what is left out is named in the
+// text, which stays marked as untrusted data like any MCP result.
+func TestResultImages(t *testing.T) {
+	png := llm.Image{MIMEType: "image/png", Data: make([]byte, 60)}
+	jpeg := llm.Image{MIMEType: "IMAGE/JPEG; q=1", Data: make([]byte, 30)}
+	big := llm.Image{MIMEType: "image/webp", Data: make([]byte, 50)}
+	svg := llm.Image{MIMEType: "image/svg+xml", Data: []byte("<svg/>")}
+	shot := newTool("shot", OriginMCP)
+	shot.spec.Server = "browser"
+	shot.fn = func(context.Context, *Call) (Result, error) {
+		return Result{Content: "four images", Images: []llm.Image{png, svg, big, jpeg}}, nil
+	}
+	r, _ := setup(t, RunnerOptions{MaxImageBytes: 100}, shot)
+	out := r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("shot", `{}`), nil)
+	if got := out.Result.Images; len(got) != 2 || got[0].MIMEType != "image/png" || got[1].MIMEType != "image/jpeg" || len(got[1].Data) != 30 {
+		t.Errorf("images %+v, want the PNG and the JPEG (type normalised)", got)
+	}
+	want := "<untrusted-data source=\"mcp:browser\">\nfour images\n" +
+		"[image not shown (image/svg+xml): models take PNG, JPEG, GIF and WebP images]\n" +
+		"[image not shown (image/webp, 50 bytes): the images of one tool result may have 100 bytes in all]\n</untrusted-data>"
+	if out.Result.Content != want {
+		t.Errorf("content\n%s\nwant\n%s", out.Result.Content, want)
+	}
+	if !out.Untrusted {
+		t.Error("the result is not untrusted")
+	}
+
+	// A failed call shows no images.
+	shot.fn = func(context.Context, *Call) (Result, error) {
+		return Result{Images: []llm.Image{png}}, errors.New("broken")
+	}
+	out = r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("shot", `{}`), nil)
+	if len(out.Result.Images) != 0 || !out.Result.IsError {
+		t.Errorf("failed call: %+v", out.Result)
+	}
+}
+
 func TestLoopGuard(t *testing.T) {
 	tl := newTool("t", OriginBuiltin)
 	r, _ := setup(t, RunnerOptions{LoopGuard: 3}, tl)

@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/agentd/agentd/internal/llm"
 )
 
 // Origin says where a tool comes from. Results of every origin but
@@ -63,6 +65,11 @@ type Result struct {
 	// Structured is optional machine-readable output (MCP structured
 	// content, A2A data parts), passed through to protocol edges.
 	Structured json.RawMessage
+	// Images are the result's pictures, for models that accept images;
+	// Content must describe each of them too (a "[image: ...]" line), as
+	// that is all a text-only model gets. The runner keeps those of a type
+	// models take, within RunnerOptions.MaxImageBytes.
+	Images []llm.Image
 }
 
 // Tool is something an agent can call.

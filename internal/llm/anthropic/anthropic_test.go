@@ -251,3 +251,45 @@ func FuzzAccumulatorEvents(f *testing.F) {
 		}
 	})
 }
+
+// TestToolImagesInsideToolResult checks the wire form of a tool result's
+// image: an image block inside the tool_result, after its text.
+func TestToolImagesInsideToolResult(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(t, nil)
+	p := newTestProvider(t, srv.URL, "k")
+	req := &llm.Request{Model: "m", Messages: []llm.Message{
+		llm.TextMessage(llm.RoleUser, "Look."),
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "shot", Arguments: json.RawMessage(`{}`)},
+			{ID: "c2", Name: "clock", Arguments: json.RawMessage(`{}`)},
+		}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{
+			{CallID: "c1", Name: "shot", Content: "[image: image/png, 15 bytes]", Images: []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG fake pixel")}}},
+			{CallID: "c2", Name: "clock", Content: "noon"},
+		}},
+	}}
+	if _, err := p.Generate(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wire struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Last().Body, &wire); err != nil {
+		t.Fatal(err)
+	}
+	if len(wire.Messages) != 3 || len(wire.Messages[2].Content) != 2 {
+		t.Fatalf("messages %s", srv.Last().Body)
+	}
+	want := []string{
+		`{"tool_use_id":"c1","content":[{"text":"[image: image/png, 15 bytes]","type":"text"},{"source":{"data":"iVBORyBmYWtlIHBpeGVs","media_type":"image/png","type":"base64"},"type":"image"}],"type":"tool_result"}`,
+		`{"tool_use_id":"c2","content":[{"text":"noon","type":"text"}],"type":"tool_result"}`,
+	}
+	for i, w := range want {
+		if got := string(wire.Messages[2].Content[i]); got != w {
+			t.Errorf("tool result %d:\n got %s\nwant %s", i, got, w)
+		}
+	}
+}

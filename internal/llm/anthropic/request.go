@@ -66,8 +66,12 @@ func tool(t llm.ToolDef) sdk.ToolUnionParam {
 
 func ptr[T any](v T) *T { return &v }
 
+func imageBlock(img llm.Image) sdk.ContentBlockParamUnion {
+	return sdk.NewImageBlockBase64(img.MIMEType, base64.StdEncoding.EncodeToString(img.Data))
+}
+
 // messages converts the history. Tool results become tool_result blocks of
-// a user message; consecutive messages that map to the same role are
+// a user message, their images inside them; consecutive messages that map to the same role are
 // merged, since the API wants user and assistant turns to alternate.
 // Empty turns (an assistant message with only unsigned thinking) are
 // dropped: the API rejects empty content.
@@ -92,7 +96,7 @@ func messages(msgs []llm.Message) []sdk.MessageParam {
 					blocks = append(blocks, sdk.NewTextBlock(part.Text))
 				}
 				if img := part.Image; img != nil {
-					blocks = append(blocks, sdk.NewImageBlockBase64(img.MIMEType, base64.StdEncoding.EncodeToString(img.Data)))
+					blocks = append(blocks, imageBlock(*img))
 				}
 			}
 			add(sdk.MessageParamRoleUser, blocks)
@@ -123,6 +127,11 @@ func messages(msgs []llm.Message) []sdk.MessageParam {
 				// An empty text block is rejected; an absent content is not.
 				if r.Content != "" {
 					res.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: r.Content}}}
+				}
+				// Images go inside the result, after its text (which
+				// describes them and marks the result as data).
+				for _, img := range r.Images {
+					res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfImage: imageBlock(img).OfImage})
 				}
 				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: &res})
 			}

@@ -349,3 +349,47 @@ func FuzzCaptureBody(f *testing.F) {
 		}
 	})
 }
+
+// TestToolImagesInsideFunctionResponse checks the wire form of a tool
+// result's image: an inline data part of the functionResponse.
+func TestToolImagesInsideFunctionResponse(t *testing.T) {
+	srv := llmtest.NewGeminiServer(t, nil)
+	p := newProvider(t, Options{BaseURL: srv.URL, APIKey: "k"})
+	req := &llm.Request{Model: "gemini-test", Messages: []llm.Message{
+		llm.TextMessage(llm.RoleUser, "Look."),
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "shot", Arguments: json.RawMessage(`{}`)},
+			{ID: "c2", Name: "clock", Arguments: json.RawMessage(`{}`)},
+		}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{
+			{CallID: "c1", Name: "shot", Content: "[image: image/png, 15 bytes]", Images: []llm.Image{{MIMEType: "image/png", Data: []byte("\x89PNG fake pixel")}}},
+			{CallID: "c2", Name: "clock", Content: "noon"},
+		}},
+	}}
+	if _, err := p.Generate(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wire struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				FunctionResponse json.RawMessage `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(srv.Last().Body, &wire); err != nil {
+		t.Fatal(err)
+	}
+	if len(wire.Contents) != 3 || len(wire.Contents[2].Parts) != 2 {
+		t.Fatalf("contents %s", srv.Last().Body)
+	}
+	want := []string{
+		`{"id":"c1","name":"shot","parts":[{"inlineData":{"data":"iVBORyBmYWtlIHBpeGVs","mimeType":"image/png"}}],"response":{"output":"[image: image/png, 15 bytes]"}}`,
+		`{"id":"c2","name":"clock","response":{"output":"noon"}}`,
+	}
+	for i, w := range want {
+		if got := string(wire.Contents[2].Parts[i].FunctionResponse); got != w {
+			t.Errorf("function response %d:\n got %s\nwant %s", i, got, w)
+		}
+	}
+}

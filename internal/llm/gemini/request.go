@@ -46,7 +46,8 @@ func (p *Provider) request(req *llm.Request) ([]*genai.Content, *genai.GenerateC
 }
 
 // contents converts the history. Tool results become functionResponse parts
-// of a user turn ({"output": ...} or {"error": ...}); consecutive messages
+// of a user turn ({"output": ...} or {"error": ...}, images as the
+// response's inline data parts); consecutive messages
 // mapping to the same role are merged; empty turns are dropped.
 func (p *Provider) contents(msgs []llm.Message) []*genai.Content {
 	var out []*genai.Content
@@ -99,6 +100,11 @@ func (p *Provider) contents(msgs []llm.Message) []*genai.Content {
 				}
 				if !strings.HasPrefix(r.CallID, syntheticIDPrefix) {
 					fr.ID = r.CallID
+				}
+				// Images go inside the response (multimodal function
+				// responses), after the output that describes them.
+				for _, img := range r.Images {
+					fr.Parts = append(fr.Parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: img.MIMEType, Data: img.Data}})
 				}
 				parts = append(parts, &genai.Part{FunctionResponse: fr})
 			}

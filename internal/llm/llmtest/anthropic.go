@@ -161,14 +161,11 @@ func decodeAnthropicRequest(body []byte) (*Request, error) {
 					}
 					user.Parts = append(user.Parts, llm.Part{Text: b.Text})
 				case "image":
-					if b.Source == nil || b.Source.Type != "base64" {
-						return nil, fmt.Errorf("messages.%d: image source must be base64", i)
-					}
-					data, err := decodeBase64(b.Source.Data)
+					img, err := antImage(b)
 					if err != nil {
-						return nil, fmt.Errorf("messages.%d: image: %w", i, err)
+						return nil, fmt.Errorf("messages.%d: %w", i, err)
 					}
-					user.Parts = append(user.Parts, llm.Part{Image: &llm.Image{MIMEType: b.Source.MediaType, Data: data}})
+					user.Parts = append(user.Parts, llm.Part{Image: img})
 				case "tool_result":
 					if b.ToolUseID == "" {
 						return nil, fmt.Errorf("messages.%d: tool_result without tool_use_id", i)
@@ -177,11 +174,22 @@ func decodeAnthropicRequest(body []byte) (*Request, error) {
 					if err != nil {
 						return nil, fmt.Errorf("messages.%d: tool_result: %w", i, err)
 					}
-					var text strings.Builder
+					res := llm.ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], IsError: b.IsError}
 					for _, c := range content {
-						text.WriteString(c.Text)
+						switch c.Type {
+						case "text":
+							res.Content += c.Text
+						case "image":
+							img, err := antImage(c)
+							if err != nil {
+								return nil, fmt.Errorf("messages.%d: tool_result: %w", i, err)
+							}
+							res.Images = append(res.Images, *img)
+						default:
+							return nil, fmt.Errorf("messages.%d: tool_result: unsupported content block type %q", i, c.Type)
+						}
 					}
-					results = append(results, llm.ToolResult{CallID: b.ToolUseID, Name: names[b.ToolUseID], Content: text.String(), IsError: b.IsError})
+					results = append(results, res)
 				default:
 					return nil, fmt.Errorf("messages.%d: unsupported user block type %q", i, b.Type)
 				}
@@ -236,6 +244,18 @@ func decodeAnthropicRequest(body []byte) (*Request, error) {
 		}
 	}
 	return req, nil
+}
+
+// antImage decodes an image block; only base64 sources are served.
+func antImage(b antBlock) (*llm.Image, error) {
+	if b.Source == nil || b.Source.Type != "base64" {
+		return nil, errors.New("image source must be base64")
+	}
+	data, err := decodeBase64(b.Source.Data)
+	if err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
+	return &llm.Image{MIMEType: b.Source.MediaType, Data: data}, nil
 }
 
 func hasToolUse(blocks []antBlock) bool {

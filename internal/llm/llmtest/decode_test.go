@@ -243,3 +243,33 @@ func FuzzParseDataURL(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeToolResultImages pins where each vendor's tool result images
+// land in the neutral view: in ToolResult.Images.
+func TestDecodeToolResultImages(t *testing.T) {
+	want := []llm.ToolResult{{CallID: "c1", Name: "shot", Content: "[image]", Images: []llm.Image{{MIMEType: "image/png", Data: []byte{1, 2}}}}}
+	t.Run("anthropic", func(t *testing.T) {
+		got, err := decodeAnthropicRequest([]byte(`{"model":"claude","max_tokens":9,"messages":[
+			{"role":"user","content":"look"},
+			{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"shot","input":{}}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"text","text":"[image]"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AQI="}}]}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := got.Messages[2].ToolResults; !reflect.DeepEqual(res, want) {
+			t.Errorf("got %+v, want %+v", res, want)
+		}
+	})
+	t.Run("gemini", func(t *testing.T) {
+		got, err := decodeGeminiRequest([]byte(`{"contents":[
+			{"role":"user","parts":[{"text":"look"}]},
+			{"role":"model","parts":[{"functionCall":{"id":"c1","name":"shot","args":{}}}]},
+			{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"shot","response":{"output":"[image]"},"parts":[{"inlineData":{"mimeType":"image/png","data":"AQI="}}]}}]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := got.Messages[2].ToolResults; !reflect.DeepEqual(res, want) {
+			t.Errorf("got %+v, want %+v", res, want)
+		}
+	})
+}

@@ -74,6 +74,12 @@ type gemPart struct {
 		ID       string          `json:"id"`
 		Name     string          `json:"name"`
 		Response json.RawMessage `json:"response"`
+		Parts    []struct {
+			InlineData *struct {
+				MIMEType string `json:"mimeType"`
+				Data     string `json:"data"`
+			} `json:"inlineData"`
+		} `json:"parts"`
 	} `json:"functionResponse"`
 	ThoughtSignature string `json:"thoughtSignature"`
 }
@@ -157,6 +163,16 @@ func decodeGeminiRequest(body []byte) (*Request, error) {
 					}
 					res := llm.ToolResult{CallID: fr.ID, Name: fr.Name}
 					res.Content, res.IsError = gemResult(fr.Response)
+					for j, fp := range fr.Parts {
+						if fp.InlineData == nil {
+							return nil, fmt.Errorf("contents[%d]: functionResponse.parts[%d]: only inlineData is served", i, j)
+						}
+						data, err := decodeBase64(fp.InlineData.Data)
+						if err != nil {
+							return nil, fmt.Errorf("contents[%d]: functionResponse.parts[%d].inlineData: %w", i, j, err)
+						}
+						res.Images = append(res.Images, llm.Image{MIMEType: fp.InlineData.MIMEType, Data: data})
+					}
 					results = append(results, res)
 				case p.InlineData != nil:
 					data, err := decodeBase64(p.InlineData.Data)

@@ -261,6 +261,14 @@ func TestServersRejectWhatTheRealAPIsReject(t *testing.T) {
 	}{
 		{"openai unknown route", NewOpenAIServer, "/embeddings", nil, `{}`, 404, false},
 		{"openai no messages", NewOpenAIServer, "/chat/completions", nil, `{"model":"m","messages":[]}`, 400, true},
+		{"openai image in a tool message", NewOpenAIServer, "/chat/completions", nil, `{"model":"m","messages":[{"role":"user","content":"hi"},` +
+			`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},` +
+			`{"role":"tool","tool_call_id":"c1","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AQI="}}]}]}`, 400, true},
+		{"openai user message before every call is answered", NewOpenAIServer, "/chat/completions", nil, `{"model":"m","messages":[{"role":"user","content":"hi"},` +
+			`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"}}]},` +
+			`{"role":"tool","tool_call_id":"c1","content":"one"},{"role":"user","content":"look"},{"role":"tool","tool_call_id":"c2","content":"two"}]}`, 400, true},
+		{"openai unanswered call", NewOpenAIServer, "/chat/completions", nil, `{"model":"m","messages":[{"role":"user","content":"hi"},` +
+			`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, true},
 		{"anthropic without version header", NewAnthropicServer, "/v1/messages", nil, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 400, true},
 		{"anthropic without max_tokens", NewAnthropicServer, "/v1/messages", map[string]string{"anthropic-version": "2023-06-01"}, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 400, true},
 		{"anthropic empty text block", NewAnthropicServer, "/v1/messages", map[string]string{"anthropic-version": "2023-06-01"}, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`, 400, true},

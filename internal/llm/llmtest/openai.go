@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,8 +112,16 @@ func decodeOpenAIRequest(body []byte) (*Request, error) {
 		req.Tools = append(req.Tools, llm.ToolDef{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Function.Parameters})
 	}
 	names := map[string]string{} // tool call ID -> name
+	// awaiting are the calls of the last assistant message not yet
+	// answered: as in the real API, tool messages answering all of them
+	// must come right after it.
+	awaiting := map[string]bool{}
 	var system []string
 	for i, m := range in.Messages {
+		if m.Role != "tool" && len(awaiting) > 0 {
+			return nil, fmt.Errorf("messages.[%d]: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'; "+
+				"the following tool_call_ids did not have response messages: %s", i, strings.Join(slices.Sorted(maps.Keys(awaiting)), ", "))
+		}
 		switch m.Role {
 		case "system", "developer":
 			parts, err := oaiContent(m.Content)
@@ -136,6 +146,7 @@ func decodeOpenAIRequest(body []byte) (*Request, error) {
 					return nil, fmt.Errorf("message %d: tool call without id or name", i)
 				}
 				names[c.ID] = c.Function.Name
+				awaiting[c.ID] = true
 				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: rawArgs(c.Function.Arguments)})
 			}
 			req.Messages = append(req.Messages, msg)
@@ -143,9 +154,18 @@ func decodeOpenAIRequest(body []byte) (*Request, error) {
 			if m.ToolCallID == "" {
 				return nil, fmt.Errorf("message %d: tool message without tool_call_id", i)
 			}
+			if !awaiting[m.ToolCallID] {
+				return nil, fmt.Errorf("messages.[%d]: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (tool_call_id %q)", i, m.ToolCallID)
+			}
+			delete(awaiting, m.ToolCallID)
 			parts, err := oaiContent(m.Content)
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			for _, p := range parts {
+				if p.Image != nil {
+					return nil, fmt.Errorf("messages.[%d]: image URLs are only allowed for messages with role 'user', but this message with role 'tool' contains an image URL", i)
+				}
 			}
 			res := llm.ToolResult{CallID: m.ToolCallID, Name: names[m.ToolCallID], Content: llm.Message{Parts: parts}.Text()}
 			if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleTool {
@@ -156,6 +176,10 @@ func decodeOpenAIRequest(body []byte) (*Request, error) {
 		default:
 			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
+	}
+	if len(awaiting) > 0 {
+		return nil, fmt.Errorf("messages: an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'; "+
+			"the following tool_call_ids did not have response messages: %s", strings.Join(slices.Sorted(maps.Keys(awaiting)), ", "))
 	}
 	req.System = strings.Join(system, "\n")
 	return req, nil

@@ -143,6 +143,12 @@ func cloneMessages(msgs []llm.Message) []llm.Message {
 		}
 		m.Thoughts = slices.Clone(m.Thoughts)
 		m.ToolResults = slices.Clone(m.ToolResults)
+		for j, r := range m.ToolResults {
+			m.ToolResults[j].Images = slices.Clone(r.Images)
+			for k, img := range r.Images {
+				m.ToolResults[j].Images[k].Data = slices.Clone(img.Data)
+			}
+		}
 		out[i] = m
 	}
 	return out

@@ -48,6 +48,7 @@ func RunProviderSuite(t *testing.T, newProvider func(t *testing.T, baseURL, apiK
 		{"parallel tool calls", s.parallelToolCalls},
 		{"tool results round trip", s.toolResultsRoundTrip},
 		{"images sent", s.imagesSent},
+		{"tool result images sent", s.toolImagesSent},
 		{"request parameters", s.requestParameters},
 		{"500 then success is retried", s.retry500},
 		{"429 honours Retry-After", s.retry429},
@@ -446,6 +447,56 @@ func (s *suite) imagesSent(t *testing.T) {
 	}
 	if img.MIMEType != "image/png" || !bytes.Equal(img.Data, tinyPNG) {
 		t.Errorf("image arrived as %s with %d bytes", img.MIMEType, len(img.Data))
+	}
+}
+
+// toolImagesSent: a tool result's images reach the model the way the
+// vendor allows: inside the tool result (Anthropic, Gemini), or, as
+// OpenAI's tool messages take text only, in a user message right after
+// all the tool messages, introduced as tool output rather than the user's.
+func (s *suite) toolImagesSent(t *testing.T) {
+	srv, p := s.setup(t, Script(Reply{Text: "A transparent pixel."}))
+	mustGenerate(t, p, request(
+		llm.TextMessage(llm.RoleUser, "Take a screenshot."),
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "call_shot", Name: "screenshot", Arguments: json.RawMessage(`{}`)},
+			{ID: "call_clock", Name: "clock", Arguments: json.RawMessage(`{}`)},
+		}},
+		llm.Message{Role: llm.RoleTool, ToolResults: []llm.ToolResult{
+			{CallID: "call_shot", Name: "screenshot", Content: "[image: image/png, 67 bytes]", Images: []llm.Image{{MIMEType: "image/png", Data: tinyPNG}}},
+			{CallID: "call_clock", Name: "clock", Content: "noon"},
+		}},
+	))
+	msgs := srv.Last().Messages
+	if len(msgs) < 3 || msgs[2].Role != llm.RoleTool || len(msgs[2].ToolResults) != 2 {
+		t.Fatalf("server got %+v, want the tool results third", msgs)
+	}
+	res := msgs[2].ToolResults
+	if res[0].Content != "[image: image/png, 67 bytes]" || res[1].Content != "noon" || len(res[1].Images) != 0 {
+		t.Errorf("tool results arrived as %+v", res)
+	}
+	var img *llm.Image
+	if srv.Vendor == VendorOpenAI {
+		if len(msgs) != 4 || msgs[3].Role != llm.RoleUser || len(res[0].Images) != 0 {
+			t.Fatalf("server got %+v, want the image in a user message after the tool messages", msgs)
+		}
+		caption := msgs[3].Text()
+		if !strings.Contains(caption, "call_shot (screenshot)") || !strings.Contains(caption, "not a message from the user") {
+			t.Errorf("the image's user message says %q, want it to name the call and say it is tool output", caption)
+		}
+		for _, part := range msgs[3].Parts {
+			if part.Image != nil {
+				img = part.Image
+			}
+		}
+	} else {
+		if len(msgs) != 3 || len(res[0].Images) != 1 {
+			t.Fatalf("server got %+v, want the image inside the tool result", msgs)
+		}
+		img = &res[0].Images[0]
+	}
+	if img == nil || img.MIMEType != "image/png" || !bytes.Equal(img.Data, tinyPNG) {
+		t.Errorf("image arrived as %+v", img)
 	}
 }
 

@@ -323,3 +323,82 @@ func FuzzAccumulatorFragments(f *testing.F) {
 		}
 	})
 }
+
+// pixel is a stand-in for image bytes: the adapters only encode them.
+var pixel = []byte("\x89PNG fake pixel")
+
+// toolImageHistory is a turn whose first tool result has an image.
+func toolImageHistory() []llm.Message {
+	return []llm.Message{
+		llm.TextMessage(llm.RoleUser, "Look."),
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "c1", Name: "shot", Arguments: json.RawMessage(`{}`)},
+			{ID: "c2", Name: "clock", Arguments: json.RawMessage(`{}`)},
+		}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{
+			{CallID: "c1", Name: "shot", Content: "[image: image/png, 15 bytes]", Images: []llm.Image{{MIMEType: "image/png", Data: pixel}}},
+			{CallID: "c2", Name: "clock", Content: "noon"},
+		}},
+	}
+}
+
+// TestToolImagesFollowTheToolMessages checks the wire form of a tool
+// result's image: Chat Completions tool messages take text only, so the
+// image goes, as a data URL, in a user message after every tool message
+// of the turn (a message between them would be rejected).
+func TestToolImagesFollowTheToolMessages(t *testing.T) {
+	srv := llmtest.NewOpenAIServer(t, nil)
+	p := newTestProvider(t, srv.URL, "k")
+	if _, err := p.Generate(t.Context(), &llm.Request{Model: "m", Messages: toolImageHistory()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wire struct {
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Last().Body, &wire); err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range wire.Messages {
+		roles = append(roles, m.Role+":"+m.ToolCallID)
+	}
+	if got, want := strings.Join(roles, " "), "user: assistant: tool:c1 tool:c2 user:"; got != want {
+		t.Fatalf("messages %s, want %s", got, want)
+	}
+	if tool := string(wire.Messages[2].Content); tool != `"[image: image/png, 15 bytes]"` {
+		t.Errorf("the tool message holds %s, want its text only", tool)
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(wire.Messages[4].Content, &parts); err != nil {
+		t.Fatalf("user message content %s: %v", wire.Messages[4].Content, err)
+	}
+	if len(parts) != 2 || parts[0].Type != "text" || parts[1].Type != "image_url" {
+		t.Fatalf("user message content %s, want a caption and the image", wire.Messages[4].Content)
+	}
+	if c := parts[0].Text; !strings.Contains(c, "tool call c1 (shot)") || !strings.Contains(c, "not a message from the user") || !strings.Contains(c, "untrusted data") {
+		t.Errorf("caption %q", c)
+	}
+	if want := "data:image/png;base64,iVBORyBmYWtlIHBpeGVs"; parts[1].ImageURL.URL != want {
+		t.Errorf("image url %q, want %q", parts[1].ImageURL.URL, want)
+	}
+
+	// Without images, nothing follows the tool messages.
+	msgs := toolImageHistory()
+	msgs[2].ToolResults[0].Images = nil
+	if _, err := p.Generate(t.Context(), &llm.Request{Model: "m", Messages: msgs}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Last().Messages; len(got) != 3 || got[2].Role != llm.RoleTool {
+		t.Errorf("without images the server got %+v", got)
+	}
+}
