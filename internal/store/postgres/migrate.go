@@ -82,8 +82,14 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var schema *string
-		if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		var encoding string
+		if err := tx.QueryRow(ctx, "SELECT current_schema(), current_setting('server_encoding')").Scan(&schema, &encoding); err != nil {
 			return fmt.Errorf("read current schema: %w", err)
+		}
+		if encoding != "UTF8" && encoding != "SQL_ASCII" {
+			// Names and ids are text; in another encoding, characters it
+			// lacks fail their writes.
+			db.log.Warn("database encoding is not UTF8: names outside it will be refused", "encoding", encoding)
 		}
 		if schema == nil {
 			return errors.New("no schema to create tables in: the search_path names no existing schema")
