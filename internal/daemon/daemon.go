@@ -48,7 +48,7 @@ type Daemon struct {
 	log     *slog.Logger
 	started time.Time
 
-	Store  store.Store // the backend [store] chose
+	Store  store.Store      // the backend [store] chose
 	Audit  *auditlog.Writer // the audit log; reads wait for queued records
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
