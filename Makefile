@@ -33,11 +33,16 @@ lint: $(BIN)/staticcheck
 	  if [ -n "$$out" ]; then echo "note: go.sum differs from what the proxy gives tidy today (not an error):"; printf '%s\n' "$$out" | grep -E '^[-+][^-+]' || true; fi
 
 # AGENTD_INTEROP=1 turns every "peer missing" skip into a failure, so CI
-# cannot pass by skipping the real-peer tests.
+# cannot pass by skipping the real-peer tests. scripts/postgres.sh gives the
+# PostgreSQL tests a server: the one in AGENTD_TEST_POSTGRES_URL or on
+# 127.0.0.1:5432, else a throwaway cluster (installing Debian's postgresql
+# when initdb is missing) that the trap stops however the tests end.
 test: interop-deps lint ## everything CI runs: lint, unit + race + interop tests, short fuzzing
-	AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...
-	cd deploy/check && $(GO) test -count=1 ./...
-	./scripts/fuzz.sh 3s
+	@set -e; pg=$$(./scripts/postgres.sh); eval "$$pg"; trap './scripts/postgres.sh stop' EXIT; \
+	  set -x; \
+	  AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...; \
+	  (cd deploy/check && $(GO) test -count=1 ./...); \
+	  ./scripts/fuzz.sh 3s
 
 unit: ## fast loop while developing: no lint, no Node peers
 	$(GO) test -race ./...

@@ -15,7 +15,16 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/go-jose/go-jose/v4 v4.1.9
+require (
+	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/jackc/pgx/v5 v5.12.0
+)
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+)
 
 require (
 	cloud.google.com/go v0.116.0 // indirect

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/sqlite"
 )
 
@@ -43,6 +45,9 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		report(false, "home", err.Error())
+	} else if cfg.Store.Backend == config.BackendPostgres {
+		ok, detail := checkPostgres(ctx, cfg)
+		report(ok, "store", detail)
 	} else if db, err := sqlite.Open(ctx, cfg.StorePath(), nil); err != nil {
 		report(false, "store", err.Error())
 	} else {
@@ -129,6 +134,31 @@ func isLoopbackURL(raw string) bool {
 		return ip.IsLoopback()
 	}
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// checkPostgres checks the [store] database the way `agentd start` will
+// use it, changing nothing: the variable is set, the server answers within
+// the start-up timeout, and the schema is one this agentd can use.
+func checkPostgres(ctx context.Context, cfg *config.Config) (ok bool, detail string) {
+	url, err := cfg.PostgresURL()
+	if err != nil {
+		return false, err.Error()
+	}
+	st, err := postgres.Check(ctx, url.Reveal(), 0)
+	if err != nil {
+		return false, fmt.Sprintf("postgres (URL from $%s): %v", cfg.Store.URLEnv, err)
+	}
+	where := fmt.Sprintf("postgres %s at %s, database %s, schema %s", st.Server, postgres.Redact(url.Reveal()), st.Database, st.Schema)
+	switch {
+	case st.Version > st.Latest:
+		return false, fmt.Sprintf("%s: schema version %d is newer than this agentd supports (%d): upgrade agentd", where, st.Version, st.Latest)
+	case st.Version == 0:
+		return true, fmt.Sprintf("%s: reachable, no tables yet (agentd start creates schema version %d)", where, st.Latest)
+	case st.Version < st.Latest:
+		return true, fmt.Sprintf("%s: schema version %d (agentd start upgrades it to %d)", where, st.Version, st.Latest)
+	default:
+		return true, fmt.Sprintf("%s: schema version %d (current)", where, st.Version)
+	}
 }
 
 func probeHTTP(ctx context.Context, url string) bool {

@@ -39,6 +39,7 @@ type Config struct {
 	Limits     Limits              `toml:"limits" json:"limits"`
 	Principals []Principal         `toml:"principals" json:"principals,omitempty"`
 	Auth       Auth                `toml:"auth" json:"auth"`
+	Store      Store               `toml:"store" json:"store"`
 
 	// lookupEnv is the environment as seen by Load; secrets are read
 	// through it on demand so they never sit in the struct. nil means
@@ -77,6 +78,18 @@ type Principal struct {
 	// Admin may change agents and servers and read every session and the
 	// audit log.
 	Admin bool `toml:"admin" json:"admin,omitempty"`
+}
+
+// Store chooses where agentd keeps its state (agents and MCP servers
+// created through the API, sessions, tasks, memory, the audit log).
+type Store struct {
+	// Backend is "sqlite" (default: the file AGENTD_HOME/agentd.db) or
+	// "postgres" (a database several agentd processes may share).
+	Backend string `toml:"backend" json:"backend"`
+	// URLEnv names the environment variable holding the PostgreSQL
+	// connection URL, which carries a password and so never sits in the
+	// file; default AGENTD_POSTGRES_URL. Only for backend "postgres".
+	URLEnv string `toml:"url_env" json:"url_env,omitempty"`
 }
 
 // Auth configures how clients authenticate beyond API keys.

@@ -32,6 +32,14 @@ const (
 	DefaultMCPTimeout     = 30
 	DefaultMaxRetries     = 3
 	DefaultModelTimeout   = 300
+	DefaultStoreBackend   = BackendSQLite
+	DefaultPostgresURLEnv = "AGENTD_POSTGRES_URL"
+)
+
+// Store backends.
+const (
+	BackendSQLite   = "sqlite"
+	BackendPostgres = "postgres"
 )
 
 // Provider kinds.
@@ -70,6 +78,11 @@ func defaultUntrusted() map[string]string {
 func (c *Config) ApplyDefaults() {
 	setString(&c.Listen, DefaultListen)
 	setString(&c.LogLevel, DefaultLogLevel)
+	setString(&c.Store.Backend, DefaultStoreBackend)
+	if c.Store.Backend == BackendPostgres {
+		// Only there: with sqlite an url_env would be a mistake to report.
+		setString(&c.Store.URLEnv, DefaultPostgresURLEnv)
+	}
 	if c.Home != "" {
 		switch {
 		case c.AgentsDir == "":

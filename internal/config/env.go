@@ -132,6 +132,21 @@ func (c *Config) WorkspaceDir(agent string, m manifest.Manifest) string {
 	return filepath.Join(c.Home, "workspaces", rel)
 }
 
+// PostgresURL returns the PostgreSQL connection URL, read from the
+// variable store.url_env names. The error names the variable, never a
+// value.
+func (c *Config) PostgresURL() (Secret, error) {
+	name := c.Store.URLEnv
+	if name == "" {
+		name = DefaultPostgresURLEnv
+	}
+	v, ok := c.LookupSecret(name)
+	if !ok {
+		return "", fmt.Errorf("store.url_env: environment variable %s is not set; it must hold the PostgreSQL connection URL (postgres://user:password@host:5432/database)", name)
+	}
+	return Secret(v), nil
+}
+
 // StorePath is the SQLite database: HOME/agentd.db.
 func (c *Config) StorePath() string { return filepath.Join(c.Home, "agentd.db") }
 

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,6 +51,46 @@ func TestEnvLookups(t *testing.T) {
 	// A Config built by hand falls back to the process environment.
 	if v, ok := (&Config{}).LookupSecret("ANTHROPIC_API_KEY"); !ok || v != "real-env" {
 		t.Errorf("hand-built Config LookupSecret = %q, %v", v, ok)
+	}
+}
+
+func TestPostgresURL(t *testing.T) {
+	const url = "postgres://agentd:pw-LEAK@db:5432/agentd"
+	for _, tt := range []struct {
+		name, body string
+		env        map[string]string
+		want       string // "" = an error naming wantVar
+		wantVar    string
+	}{
+		{"default variable", "[store]\nbackend = \"postgres\"\n", map[string]string{"AGENTD_POSTGRES_URL": url}, url, ""},
+		{"own variable", "[store]\nbackend = \"postgres\"\nurl_env = \"TEAM_DB\"\n", map[string]string{"TEAM_DB": url, "AGENTD_POSTGRES_URL": "other"}, url, ""},
+		{"unset", "[store]\nbackend = \"postgres\"\n", nil, "", "AGENTD_POSTGRES_URL"},
+		{"empty counts as unset", "[store]\nbackend = \"postgres\"\nurl_env = \"TEAM_DB\"\n", map[string]string{"TEAM_DB": ""}, "", "TEAM_DB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			path := filepath.Join(home, "config.toml")
+			if err := os.WriteFile(path, []byte(tt.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(LoadOptions{Path: path, Home: home, LookupEnv: fakeEnv(tt.env)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cfg.PostgresURL()
+			if tt.want != "" {
+				if err != nil || got.Reveal() != tt.want {
+					t.Fatalf("PostgresURL() = %q, %v; want the URL", got.Reveal(), err)
+				}
+				if strings.Contains(fmt.Sprint(got), "LEAK") {
+					t.Errorf("the URL prints as %v", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantVar+" is not set") || !strings.Contains(err.Error(), "store.url_env") {
+				t.Fatalf("PostgresURL() error = %v, want one naming store.url_env and %s", err, tt.wantVar)
+			}
+		})
 	}
 }
 

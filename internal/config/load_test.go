@@ -364,6 +364,19 @@ func TestGoodConfigs(t *testing.T) {
 			if c.Listen != DefaultListen || len(c.Providers) != 4 {
 				t.Errorf("defaults not applied: %+v", c)
 			}
+			if c.Store != (Store{Backend: BackendSQLite}) {
+				t.Errorf("store = %+v, want sqlite without url_env", c.Store)
+			}
+		}},
+		{"postgres store takes the default url_env", "[store]\nbackend = \"postgres\"\n", func(t *testing.T, c *Config) {
+			if c.Store != (Store{Backend: BackendPostgres, URLEnv: "AGENTD_POSTGRES_URL"}) {
+				t.Errorf("store = %+v", c.Store)
+			}
+		}},
+		{"postgres store with its own variable", "[store]\nbackend = \"postgres\"\nurl_env = \"TEAM_DB_URL\"\n", func(t *testing.T, c *Config) {
+			if c.Store.URLEnv != "TEAM_DB_URL" {
+				t.Errorf("store = %+v", c.Store)
+			}
 		}},
 		{"provider kind from name; one provider replaces defaults", `
 [providers.anthropic]
@@ -608,6 +621,10 @@ url = "ws://localhost:1"
 		{"principal bad env", "[[principals]]\nname = \"bot\"\nkey_env = \"1X\"\n", 3, "principals[0].key_env", "must name an environment variable"},
 		{"principal named admin with api_key", "api_key_env = \"K\"\n[[principals]]\nname = \"admin\"\nkey_env = \"K2\"\n", 3, "principals[0].name", "principal of the top-level api_key"},
 		{"principal duplicate", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\n[[principals]]\nname = \"a\"\nkey_env = \"K2\"\n", 5, "principals[1].name", "already used by principals[0]"},
+		{"unknown store backend", "\n[store]\nbackend = \"mysql\"\n", 3, "store.backend", `"mysql" is not one of sqlite, postgres`},
+		{"store url_env not a name", "[store]\nbackend = \"postgres\"\nurl_env = \"postgres://h/db\"\n", 3, "store.url_env", "must name an environment variable"},
+		{"store url_env without postgres", "[store]\nurl_env = \"AGENTD_POSTGRES_URL\"\n", 2, "store.url_env", `only used with backend = "postgres"`},
+		{"store literal url", "[store]\nbackend = \"postgres\"\nurl = \"postgres://h/db\"\n", 3, "store.url", "url_env = \"AGENTD_POSTGRES_URL\""},
 		{"principal bad glob", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\ntools = [\"ok\", \"[\"]\n", 4, "principals[0].tools[1]", "not a valid glob"},
 	}
 	for _, tt := range tests {
@@ -818,6 +835,8 @@ func TestErrorsNeverEchoSecrets(t *testing.T) {
 		{"token_env", "[[a2a.external_agents]]\nname = \"a\"\nurl = \"https://h\"\ntoken_env = \"" + secret + `"`},
 		{"auth_token_env", "[acp]\nauth_token_env = \"" + secret + `"`},
 		{"api_key of wrong type", "api_key = [\"" + secret + "\"]"},
+		{"store url", "[store]\nbackend = \"postgres\"\nurl = \"postgres://u:" + secret + "@h/db\""},
+		{"store url in url_env", "[store]\nbackend = \"postgres\"\nurl_env = \"postgres://u:" + secret + "@h/db\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

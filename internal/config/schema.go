@@ -53,6 +53,9 @@ func hintFor(p fieldPath, k string) string {
 	case "mcp_servers.transport.env", "mcp_servers.transport.timeout_secs", "mcp_servers.transport.allowed_tools":
 		return k + " belongs in the [[mcp_servers]] table itself"
 	}
+	if unindexed(p) == "store" && (strings.Contains(k, "url") || k == "dsn" || k == "password" || k == "connection") {
+		return "the connection URL holds a password: put it in an environment variable and name that variable with url_env = \"" + DefaultPostgresURLEnv + "\""
+	}
 	if len(p) == 2 && p[0].key == "providers" && (k == "api_key" || k == "key" || k == "token") {
 		return "providers read keys from the environment: api_key_env = \"VARIABLE_NAME\""
 	}

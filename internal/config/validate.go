@@ -154,6 +154,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	}
 
 	checkTools(r, src, root.key("tools"), &c.Tools)
+	checkStore(r, src, root.key("store"), c.Store)
 
 	lp := root.key("limits")
 	if math.IsNaN(c.Limits.RatePerSec) || math.IsInf(c.Limits.RatePerSec, 0) || c.Limits.RatePerSec < 0 {
@@ -311,6 +312,20 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 		for i, pat := range *s.AllowedTools {
 			checkGlob(r, src, p.key("allowed_tools").index(i), pat)
 		}
+	}
+}
+
+func checkStore(r *report, src *source, p fieldPath, s Store) {
+	if s.Backend != "" {
+		checkOneOf(r, src, p.key("backend"), s.Backend, BackendSQLite, BackendPostgres)
+	}
+	if s.URLEnv == "" {
+		return
+	}
+	if !validEnvName(s.URLEnv) {
+		r.add(src, p.key("url_env"), "%s (the PostgreSQL connection URL)", envNameMsg)
+	} else if s.Backend != BackendPostgres {
+		r.add(src, p.key("url_env"), "only used with backend = %q", BackendPostgres)
 	}
 }
 

@@ -31,7 +31,6 @@ import (
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/store"
-	"github.com/agentd/agentd/internal/store/sqlite"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -49,7 +48,7 @@ type Daemon struct {
 	log     *slog.Logger
 	started time.Time
 
-	Store  *sqlite.DB
+	Store  store.Store      // the backend [store] chose
 	Audit  *auditlog.Writer // the audit log; reads wait for queued records
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
@@ -81,9 +80,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, err
 	}
 
-	db, err := sqlite.Open(ctx, cfg.StorePath(), &sqlite.Options{Logger: log.With("component", "store")})
+	db, err := openStore(ctx, cfg, log.With("component", "store"))
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err
 	}
 	d.Store = db
 
@@ -372,7 +371,7 @@ func (d *Daemon) Close() error {
 // apiStore is the store as the API sees it: the audit log read through
 // the queued writer, so a query sees every call made before it.
 type apiStore struct {
-	*sqlite.DB
+	store.Store
 	audit *auditlog.Writer
 }
 

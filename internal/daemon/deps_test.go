@@ -40,10 +40,10 @@ func TestImportGraph(t *testing.T) {
 	core := []string{"agent", "tool", "policy", "auditlog", "principal", "llm", "store", "manifest", "netguard", "buildinfo"}
 	forbidden := []string{
 		mod + "daemon", mod + "cli", mod + "httpapi", mod + "mcpserver", mod + "mcpclient",
-		mod + "a2aedge", mod + "acpagent", mod + "config", mod + "store/sqlite", mod + "llm/openai",
+		mod + "a2aedge", mod + "acpagent", mod + "config", mod + "store/sqlite", mod + "store/postgres", mod + "llm/openai",
 		mod + "llm/anthropic", mod + "llm/gemini", mod + "builtin",
 		"github.com/modelcontextprotocol/", "github.com/a2aproject/", "github.com/coder/acp-go-sdk",
-		"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "modernc.org/",
+		"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "modernc.org/", "github.com/jackc/",
 	}
 	for _, p := range listPackages(t) {
 		name, ok := strings.CutPrefix(p.ImportPath, mod)

@@ -1,7 +1,8 @@
 // Package store defines agentd's persistence contract: agents, sessions and
 // their messages, A2A tasks and their push-notification configs, agent
-// memory, the audit log and MCP server registrations. Backends (sqlite today) live in subpackages and must pass
-// the contract suite in storetest.
+// memory, the audit log and MCP server registrations. Backends (sqlite,
+// postgres) live in subpackages and must pass the contract suite in
+// storetest.
 //
 // Records carry protocol payloads as opaque JSON so that this package stays
 // independent of every protocol and of the agent loop.

@@ -109,6 +109,27 @@ var auditTests = map[string]func(t *testing.T, s suite){
 			})
 		}
 	},
+	// Detail is a tool's error cut to a length, possibly in the middle of
+	// a character, and may hold a NUL: the record is kept as it is.
+	"ArbitraryDetail": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		details := []string{"Fehler: Datei nicht gefunden: \xc3", "nul\x00byte", "\xff"}
+		for i, d := range details {
+			_, err := st.AppendAudit(ctx, store.AuditRecord{Time: at(i), Tool: "t", Detail: d})
+			ok(t, err, "AppendAudit(%q)", d)
+		}
+		got, err := st.QueryAudit(ctx, store.AuditFilter{})
+		ok(t, err, "QueryAudit")
+		if len(got) != len(details) {
+			t.Fatalf("QueryAudit returned %d records, want %d", len(got), len(details))
+		}
+		for i, r := range got {
+			if want := details[len(details)-1-i]; r.Detail != want {
+				t.Errorf("Detail = %q, want %q", r.Detail, want)
+			}
+		}
+	},
 	"Duration": func(t *testing.T, s suite) {
 		st := s.store(t)
 		ctx := t.Context()

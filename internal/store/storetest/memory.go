@@ -88,6 +88,33 @@ var memoryTests = map[string]func(t *testing.T, s suite){
 			})
 		}
 	},
+	// Keys and values are whatever a model or tool handed over: a NUL
+	// byte or bytes that are not UTF-8 come back unchanged and findable.
+	"ArbitraryBytes": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		want := map[string]string{"nul\x00key": "a\x00b", "bad-utf8-\xff": "\xfe\xff caf\xc3", "é": "Über"[:1]}
+		for k, v := range want {
+			ok(t, st.PutMemory(ctx, store.Memory{Agent: "a", Key: k, Value: v}), "PutMemory(%q)", k)
+		}
+		got, err := st.RecallMemory(ctx, "a", "", 0)
+		ok(t, err, "RecallMemory")
+		if len(got) != len(want) {
+			t.Fatalf("RecallMemory returned %d memories, want %d", len(got), len(want))
+		}
+		for _, m := range got {
+			if v, found := want[m.Key]; !found || m.Value != v {
+				t.Errorf("memory %q = %q, want %q", m.Key, m.Value, v)
+			}
+		}
+		for query, key := range map[string]string{"\x00k": "nul\x00key", "\xff": "bad-utf8-\xff", "CAF\xc3": "bad-utf8-\xff"} {
+			got, err := st.RecallMemory(ctx, "a", query, 0)
+			ok(t, err, "RecallMemory(%q)", query)
+			equalStrings(t, "memory keys for "+query, memoryKeys(got), []string{key})
+		}
+		ok(t, st.DeleteMemory(ctx, "a", "nul\x00key"), "DeleteMemory(nul)")
+		isErr(t, st.DeleteMemory(ctx, "a", "nul"), store.ErrNotFound, "DeleteMemory of a prefix up to the NUL")
+	},
 	"Delete": func(t *testing.T, s suite) {
 		st := s.store(t)
 		ctx := t.Context()

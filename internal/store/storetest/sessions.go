@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -224,6 +225,34 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 		}
 		equalStrings(t, "message texts", texts, []string{"m1", "m2", "m3", "m4", "m5"})
 		checkTime(t, "Messages[2].CreatedAt", all[2].CreatedAt, at(0))
+	},
+	// A title is the start of what a user typed and may hold any byte;
+	// message content is JSON whose strings may hold \u0000 (a tool's
+	// output of a binary file). Both come back as they went in.
+	"ArbitraryText": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		title := "nul \x00 and \xff\xfe cut caf\xc3"
+		content := json.RawMessage(`{"text":"binary \u0000\u0001 data","n":1}`)
+		ok(t, st.CreateSession(ctx, store.Session{ID: "s1", Agent: "a", Title: title}, store.Message{Role: "tool", Content: content}), "CreateSession")
+		got, err := st.GetSession(ctx, "s1")
+		ok(t, err, "GetSession")
+		if got.Title != title {
+			t.Errorf("Title = %q, want %q", got.Title, title)
+		}
+		stored, err := st.AppendMessages(ctx, "s1", []store.Message{{Role: "tool", Content: content}})
+		ok(t, err, "AppendMessages")
+		if len(stored) != 1 || stored[0].Seq != 2 {
+			t.Fatalf("AppendMessages = %+v, want one message with Seq 2", stored)
+		}
+		msgs, err := st.Messages(ctx, "s1")
+		ok(t, err, "Messages")
+		if len(msgs) != 2 {
+			t.Fatalf("Messages returned %d messages, want 2", len(msgs))
+		}
+		for i, m := range msgs {
+			checkJSON(t, fmt.Sprintf("Messages[%d].Content", i), m.Content, content)
+		}
 	},
 	"AppendEmpty": func(t *testing.T, s suite) {
 		st := s.store(t)

@@ -27,7 +27,11 @@
 //     folding covers non-ASCII letters.
 //   - Every method fails with an error wrapping context.Canceled, and
 //     changes nothing, when its context is already canceled.
-//   - JSON payloads round-trip semantically (a backend may reformat them).
+//   - JSON payloads round-trip semantically (a backend may reformat them),
+//     strings holding \u0000 included.
+//   - Free text (session titles, memory keys and values, audit details)
+//     round-trips byte for byte, NUL bytes and invalid UTF-8 included: it
+//     comes from users, models and tools, cut at byte lengths.
 package storetest
 
 import (
