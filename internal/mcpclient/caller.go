@@ -311,6 +311,33 @@ func (s *server) relayElicitation(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// relayRoots answers a server's roots/list request for the caller of the
+// one call in flight when that caller can answer it; otherwise the SDK
+// answers with the link's own roots (none).
+func (s *server) relayRoots(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r, ok := req.(*mcp.ListRootsRequest)
+		if method != "roots/list" || !ok {
+			return next(ctx, method, req)
+		}
+		in, err := s.soleCall(r.Session, method)
+		if err != nil || in.caller == nil || in.caller.ListRoots == nil {
+			return next(ctx, method, req)
+		}
+		params := r.Params
+		if params == nil {
+			params = &mcp.ListRootsParams{}
+		}
+		res, err := relayed(ctx, s, r.Session, method, func(ctx context.Context, c *Caller) (*mcp.ListRootsResult, error) {
+			return c.ListRoots(ctx, params)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+}
+
 // callerLog hands a server's log message to the caller of the one call in
 // flight on cs, if any: with several, which one it is about is unknowable,
 // and another client's call is no place for it.

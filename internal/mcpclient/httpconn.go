@@ -98,7 +98,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("refusing a request to %s: only %s is configured", req.URL.Host, hostOf(rt.origin))
+		err := fmt.Errorf("refusing a request to %s: only %s is configured", req.URL.Host, hostOf(rt.origin))
+		// The SDK may report the connection closing rather than this:
+		// the session keeps the reason for the status.
+		rt.sess.fail(err)
+		return nil, err
 	}
 	r2 := req.Clone(req.Context())
 	for k, v := range rt.headers {

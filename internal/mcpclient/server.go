@@ -85,7 +85,8 @@ type server struct {
 	oauthMu sync.Mutex
 	oauth   *oauthState // built on first connect of a server with an oauth table
 
-	calls sync.Map // progress token → *inflight
+	calls   sync.Map // progress token → *inflight
+	parking *parking // calls of 2026-07-28 callers waiting for their input (parked.go)
 }
 
 func newServer(m *Manager, cfg config.MCPServer) *server {
@@ -105,6 +106,7 @@ func newServer(m *Manager, cfg config.MCPServer) *server {
 		probe:   make(chan struct{}, 1),
 		state:   StateConnecting,
 		changed: make(chan struct{}),
+		parking: newParking(),
 	}
 	if !enabled(cfg) {
 		s.state = StateDisabled
@@ -126,6 +128,7 @@ func (s *server) stop() {
 	s.stopped = true
 	s.notifyLocked()
 	s.mu.Unlock()
+	s.parking.close()
 	if s.cancel == nil {
 		return // never started (disabled or invalid)
 	}
@@ -379,32 +382,9 @@ func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
 		s.attempt = nil
 		s.mu.Unlock()
 	}()
-	opts := &mcp.ClientOptions{
-		Logger: s.log,
-		// Sampling and elicitation are offered for the callers of gateway
-		// calls (see Caller); no roots.
-		Capabilities:                  linkCapabilities(),
-		CreateMessageWithToolsHandler: s.createMessage,
-		// Input requests (SEP-2322) are answered per call, by its caller
-		// (inputRounds), not by the link.
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			s.requestRefresh()
-		},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			defer sess.logs.done()
-			s.upstreamLog(ctx, req.Params)
-			s.callerLog(req.Session, req.Params)
-		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			s.progress(req.Params)
-		},
-	}
-	if sess.proc == nil && s.m.opts.KeepAlive > 0 {
-		opts.KeepAlive = s.m.opts.KeepAlive
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, opts)
-	client.AddReceivingMiddleware(s.relayElicitation)
+	// Sampling and elicitation are offered for the callers of gateway
+	// calls (see Caller); no roots.
+	client := s.newClient(sess, linkCapabilities())
 	cs, err := client.Connect(cctx, &captureTransport{inner: transport, sess: sess}, nil)
 	if err != nil {
 		err = s.connectError(sess, err)
@@ -427,9 +407,77 @@ func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
 	return sess, tools, nil
 }
 
+// newClient is the SDK client of sess, offering caps.
+func (s *server) newClient(sess *session, caps *mcp.ClientCapabilities) *mcp.Client {
+	opts := &mcp.ClientOptions{
+		Logger:                        s.log,
+		Capabilities:                  caps,
+		CreateMessageWithToolsHandler: s.createMessage,
+		// Input requests (SEP-2322) are answered per call, by its caller
+		// (inputRounds), not by the link.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.requestRefresh()
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			defer sess.logs.done()
+			s.upstreamLog(ctx, req.Params)
+			s.callerLog(req.Session, req.Params)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			s.progress(req.Params)
+		},
+	}
+	if sess.proc == nil && s.m.opts.KeepAlive > 0 {
+		opts.KeepAlive = s.m.opts.KeepAlive
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, opts)
+	client.AddReceivingMiddleware(s.relayElicitation, s.relayRoots)
+	return client
+}
+
+// callSession opens a session of its own for one call made for a
+// 2026-07-28 caller with caps on an initialize-era HTTP link: the server
+// then sees exactly the caller's capabilities, and its requests during the
+// call belong to that call without doubt. It is closed after the call.
+func (s *server) callSession(ctx context.Context, caps *mcp.ClientCapabilities) (*session, error) {
+	cctx, cancel := context.WithTimeout(ctx, max(s.idle, minConnectTimeout))
+	defer cancel()
+	sess := newSession()
+	transport, err := s.transport(cctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	client := s.newClient(sess, caps)
+	cs, err := client.Connect(cctx, &captureTransport{inner: transport, sess: sess}, nil)
+	if err != nil {
+		err = s.connectError(sess, err)
+		sess.close()
+		return nil, err
+	}
+	sess.cs = cs
+	sess.watch()
+	if res := cs.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Logging != nil {
+		// As on the link: servers send no log messages until asked to.
+		if err := cs.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			s.log.Debug("mcp logging/setLevel refused", "error", s.redact(err.Error()))
+		}
+	}
+	return sess, nil
+}
+
 // connectError explains a failed handshake; for a stdio server that died
 // on the way, its exit status and last stderr line say more than EOF.
 func (s *server) connectError(sess *session, err error) error {
+	if r := sess.reason(); r != nil && r != errClosing && sess.proc == nil {
+		// Why the transport broke the session (a request refused on
+		// the way, the session forgotten) says more than the SDK's
+		// "client is closing".
+		return fmt.Errorf("connect: %w", r)
+	}
 	if sess.proc != nil {
 		select {
 		case <-sess.proc.exited:

@@ -71,6 +71,34 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		return tool.Result{}, err
 	}
 
+	var progress func(string, float64, float64)
+	if c != nil {
+		progress = c.Progress
+	}
+	caller := callerOf(ctx)
+	var res *mcp.CallToolResult
+	if caller != nil && caller.PassInput && !isStateless(sess) {
+		res, err = s.bridgedCall(ctx, sess, t.upstream, args, caller, progress)
+	} else {
+		res, err = s.upstreamCall(ctx, sess, t.upstream, args, caller, progress)
+	}
+	if isInputError(err) {
+		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s.redact(err.Error())}}, IsError: true}
+		err = nil
+	}
+	if err != nil {
+		out, cerr := s.callResult(ctx, sess, t.upstream, err)
+		s.record(ctx, nil, err, cerr)
+		return out, cerr
+	}
+	s.record(ctx, res, nil, nil)
+	return renderResult(res), nil
+}
+
+// upstreamCall makes one call of the upstream tool for caller (nil for an
+// agent), with the idle timeout and the hard cap, and runs the rounds of
+// input a 2026-07-28 link asks for.
+func (s *server) upstreamCall(ctx context.Context, sess *session, upstream string, args json.RawMessage, caller *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(s.idle, func() { cancel(errIdleTimeout) })
@@ -79,16 +107,11 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	defer hard.Stop()
 
 	token := s.m.nextToken()
-	var progress func(string, float64, float64)
-	if c != nil {
-		progress = c.Progress
-	}
-	caller := callerOf(ctx)
 	in := &inflight{progress: progress, idle: idle, d: s.idle, cs: sess.cs, caller: caller, ctx: cctx}
 	s.calls.Store(token, in)
 	defer s.calls.Delete(token)
 
-	params := &mcp.CallToolParams{Name: t.upstream, Arguments: args}
+	params := &mcp.CallToolParams{Name: upstream, Arguments: args}
 	params.SetProgressToken(token)
 	if isStateless(sess) {
 		// 2026-07-28 has no logging/setLevel: the level travels with
@@ -102,6 +125,11 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 			params.InputResponses, params.RequestState = caller.InputResponses, caller.RequestState
 		}
 		params.Meta[mcp.MetaKeyClientCapabilities] = CapabilitiesMeta(caps)
+	} else if caller != nil && (caller.RequestState != "" || caller.InputResponses != nil) {
+		// An initialize-era server that itself answered with input
+		// requests (a bridged call, see parked.go) gets the answers the
+		// same way.
+		params.InputResponses, params.RequestState = caller.InputResponses, caller.RequestState
 	}
 
 	returned := make(chan struct{})
@@ -125,30 +153,103 @@ func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		// The caller gets the log messages sent before the result first.
 		sess.logs.wait(cctx, logGrace)
 	}
-	if isInputError(err) {
-		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s.redact(err.Error())}}, IsError: true}
-		err = nil
-	}
 	if err != nil {
-		out, cerr := s.callResult(ctx, cctx, sess, t.upstream, err)
-		s.record(ctx, nil, err, cerr)
-		return out, cerr
+		if cause := context.Cause(cctx); cause == errIdleTimeout || cause == errHardCap {
+			err = &timeoutError{cause: cause, err: err}
+		}
 	}
-	s.record(ctx, res, nil, nil)
-	return renderResult(res), nil
+	return res, err
+}
+
+// timeoutError is a call ended by its idle timeout or the hard cap.
+type timeoutError struct{ cause, err error }
+
+func (e *timeoutError) Error() string { return e.cause.Error() + ": " + e.err.Error() }
+func (e *timeoutError) Unwrap() error { return e.err }
+
+// bridgedCall is a call for a 2026-07-28 caller on an initialize-era link
+// (see parked.go): the first request parks the upstream call, and a
+// request carrying a request state continues the call it names.
+func (s *server) bridgedCall(ctx context.Context, sess *session, upstream string, args json.RawMessage, caller *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error) {
+	// Log messages reach the client's request that is attached to the
+	// call (progress too): the request's context says which.
+	var logTo func(context.Context, *mcp.LoggingMessageParams)
+	if caller.Log != nil {
+		logTo = func(_ context.Context, lp *mcp.LoggingMessageParams) { caller.Log(ctx, lp) }
+	}
+	// Answers sent without a state go to the server as they are, as on a
+	// 2026-07-28 link: it may take them, or ask.
+	answers := caller.InputResponses
+	var upstreamState string
+	if caller.RequestState != "" {
+		p, up, err := s.parking.resume(s.name, caller.RequestState)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			p.attach(progress, logTo)
+			p.answer(caller.InputResponses)
+			return s.wrapState(s.parking.next(ctx, s.name, p))
+		}
+		// The server answered an earlier round with input requests of
+		// its own: the call is made again with the answers.
+		upstreamState = up
+	}
+	p, err := s.parking.park(caller.Capabilities, func(pctx context.Context, bc *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error) {
+		bc.InputResponses, bc.RequestState = answers, upstreamState
+		if s.cfg.Transport.Type == TransportStdio {
+			// One process, one link: its requests go to the one call
+			// in flight (several at once are refused, see soleCall).
+			return s.upstreamCall(pctx, sess, upstream, args, bc, progress)
+		}
+		own, err := s.callSession(pctx, caller.Capabilities)
+		if err != nil {
+			return nil, err
+		}
+		defer own.close()
+		return s.upstreamCall(pctx, own, upstream, args, bc, progress)
+	}, progress, logTo)
+	if err != nil {
+		return nil, err
+	}
+	// Until it asks for input, the call is the request's: a client that
+	// gives up on it cancels it.
+	stop := context.AfterFunc(ctx, func() {
+		if !p.asked() {
+			p.cancel()
+		}
+	})
+	defer stop()
+	return s.wrapState(s.parking.next(ctx, s.name, p))
+}
+
+// wrapState signs the request state of a result in which an
+// initialize-era server asked for input itself (its SDK turns only one
+// round into requests of its own), so that the client's next request
+// comes back to bridgedCall.
+func (s *server) wrapState(res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err != nil || res == nil || res.InputRequests == nil || s.parking.issued(s.name, res.RequestState) {
+		return res, err
+	}
+	out := *res
+	out.RequestState = s.parking.sealUpstream(s.name, res.RequestState)
+	return &out, nil
 }
 
 // callResult turns a failed call into what the runner should see.
-func (s *server) callResult(ctx, cctx context.Context, sess *session, name string, err error) (tool.Result, error) {
+func (s *server) callResult(ctx context.Context, sess *session, name string, err error) (tool.Result, error) {
 	what := fmt.Sprintf("mcp tool %q on server %q", name, s.name)
 	if ctx.Err() != nil {
 		return tool.Result{}, fmt.Errorf("%s: %w", what, ctx.Err())
 	}
-	switch context.Cause(cctx) {
-	case errIdleTimeout:
-		return tool.Result{}, fmt.Errorf("%s: no result and no progress for %s: %w", what, s.idle, context.DeadlineExceeded)
-	case errHardCap:
-		return tool.Result{}, fmt.Errorf("%s: still running after %s, the longest a call may take: %w", what, s.hard, context.DeadlineExceeded)
+	var te *timeoutError
+	if errors.As(err, &te) {
+		switch te.cause {
+		case errIdleTimeout:
+			return tool.Result{}, fmt.Errorf("%s: no result and no progress for %s: %w", what, s.idle, context.DeadlineExceeded)
+		case errHardCap:
+			return tool.Result{}, fmt.Errorf("%s: still running after %s, the longest a call may take: %w", what, s.hard, context.DeadlineExceeded)
+		}
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && !fromTransport(err) && !sess.rejected.Load() {

@@ -192,7 +192,13 @@ func TestGatewayRelaysToCaller(t *testing.T) {
 		{"session asks a session", "legacy", oldEra, true, "ask", "accept ann", false},
 		{"session samples a session", "legacy", oldEra, true, "sample", "model said hello", false},
 		{"session asks a client that offers nothing", "legacy", oldEra, false, "ask", "elicitation/create is not supported by the calling client: the calling client does not offer it", true},
-		{"session cannot ask a 2026-07-28 client", "legacy", newEra, true, "ask", "elicitation/create is not supported by the calling client: the calling client speaks 2026-07-28", true},
+		// The gateway parks the call and asks in a result (mcpclient's
+		// parked calls); the go-sdk client answers and calls again.
+		{"session asks a 2026-07-28 client in results", "legacy", newEra, true, "ask", "accept ann", false},
+		{"session samples a 2026-07-28 client in results", "legacy", newEra, true, "sample", "model said hello", false},
+		// Its own session shows the upstream exactly the client's
+		// capabilities, so the upstream's SDK refuses to ask.
+		{"a 2026-07-28 client without elicitation is not asked", "legacy", newEra, false, "ask", "client does not support elicitation", true},
 		{"input requests answered by a session", "modern", oldEra, true, "ask_input", "accept ann state=s1", false},
 		{"input requests passed to a 2026-07-28 client", "modern", newEra, true, "ask_input", "accept ann state=s1", false},
 		{"the client's capabilities reach the upstream", "modern", newEra, false, "ask_input", "no input asked", false},
@@ -203,7 +209,7 @@ func TestGatewayRelaysToCaller(t *testing.T) {
 			d := connectDownstream(t, base+tt.gateway, tt.era, tt.offer)
 			res, err := d.call(t, tt.tool)
 			if err != nil || res.IsError != tt.isErr || !strings.Contains(textOf(t, res), tt.want) {
-				t.Fatalf("result %+v, err %v; want %q (error %v)", res, err, tt.want, tt.isErr)
+				t.Fatalf("result %+v (%q), err %v; want %q (error %v)", res, textOf(t, res), err, tt.want, tt.isErr)
 			}
 		})
 	}

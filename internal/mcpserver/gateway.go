@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -85,9 +86,47 @@ func (s *Server) forward(server string) mcp.Middleware {
 			if err != nil {
 				return nil, s.upstreamError(server, err)
 			}
+			if ss, _ := downstream(req); ss != nil && sessionless(ss) {
+				// The SDK types only the results of its own handlers.
+				switch r := res.(type) {
+				case *mcp.ReadResourceResult:
+					return withResultType(r)
+				case *mcp.GetPromptResult:
+					return withResultType(r)
+				}
+			}
 			return res, nil
 		}
 	}
+}
+
+// withResultType is r with the resultType a 2026-07-28 client requires,
+// when the upstream (of an earlier protocol) left it out. The field is the
+// SDK's own to set, so r goes through its JSON form.
+func withResultType[T any](r *T) (*T, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["resultType"]; ok {
+		return r, nil
+	}
+	m["resultType"] = json.RawMessage(`"complete"`)
+	if _, ok := m["inputRequests"]; ok {
+		m["resultType"] = json.RawMessage(`"input_required"`)
+	}
+	if b, err = json.Marshal(m); err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // forwardOne forwards one request to the upstream session; next runs the

@@ -54,14 +54,25 @@ func TestConformanceGateway(t *testing.T) {
 
 // TestConformanceGateway20260728 runs the suite of the 2026-07-28
 // revision (0.2.0-alpha.12, installed as conformance-2026) with exactly
-// the scenarios that revision requires, at its wire, over the stdio link,
-// which speaks 2026-07-28 too. Baseline:
-// testdata/conformance-2026-baseline.yml.
+// the scenarios that revision requires, at its wire, over both links: the
+// stdio one speaks 2026-07-28 too; over the HTTP one, an initialize-era
+// session, the gateway itself turns the upstream's requests into input
+// requests in results (mcpclient's parked calls). Baselines:
+// testdata/conformance-2026-baseline.yml (stdio) and
+// testdata/conformance-2026-http-baseline.yml (http).
 func TestConformanceGateway20260728(t *testing.T) {
 	nodeBin := node(t)
-	url := startStdioGateway(t)
-	runConformance(t, nodeBin, "conformance-2026/dist/index.js", url, "conformance-2026-baseline.yml",
-		"--requirements", "2026-07-28")
+	baselines := map[string]string{
+		"stdio-2026-07-28": "conformance-2026-baseline.yml",
+		"http-2025-11-25":  "conformance-2026-http-baseline.yml",
+	}
+	for _, link := range everythingLinks {
+		t.Run(link.name, func(t *testing.T) {
+			url := link.start(t)
+			runConformance(t, nodeBin, "conformance-2026/dist/index.js", url, baselines[link.name],
+				"--requirements", "2026-07-28")
+		})
+	}
 }
 
 // startStdioGateway starts a daemon serving the go-sdk conformance server
