@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -60,5 +62,43 @@ func TestPrincipalOnRuns(t *testing.T) {
 	res2, err := e.k.Run(ctx, &agent.RunRequest{Agent: "assistant", SessionID: res.SessionID, Input: user("go on"), Principal: admin})
 	if err != nil || res2.Message.Text() != "admin continues" {
 		t.Fatalf("admin continuing: %+v, %v", res2, err)
+	}
+}
+
+// TestAgentSendKeepsThePrincipal: a run an agent starts with agent_send is
+// the principal's too: it is stored under its name, and an agent outside
+// its rights is refused, so delegation does not widen what it may run.
+func TestAgentSendKeepsThePrincipal(t *testing.T) {
+	e := newEnv(t, func(r *llmtest.Request) llmtest.Reply {
+		last := r.Messages[len(r.Messages)-1]
+		switch {
+		case last.Role == llm.RoleTool:
+			return llmtest.Reply{Text: "delegated: " + last.ToolResults[0].Content}
+		case strings.Contains(r.System, "I delegate"):
+			target := strings.TrimPrefix(last.Text(), "to ")
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("agent_send", fmt.Sprintf(`{"agent":%q,"message":"hi"}`, target))}}
+		}
+		return llmtest.Reply{Text: "helper here"}
+	}, []manifest.Manifest{
+		{Name: "boss", Provider: "fake", Model: "m", SystemPrompt: "I delegate", Tools: []string{"agent_*"}},
+		{Name: "helper", Provider: "fake", Model: "m"},
+		{Name: "secret", Provider: "fake", Model: "m"},
+	})
+	ctx := context.Background()
+	bot := &principal.Principal{Name: "ci-bot", Agents: []string{"boss", "helper"}}
+	res, err := e.k.Run(ctx, &agent.RunRequest{Agent: "boss", Input: user("to helper"), Principal: bot})
+	if err != nil || !strings.Contains(res.Message.Text(), "helper here") {
+		t.Fatalf("delegation within rights: %v, %v", res, err)
+	}
+	sessions, _ := e.db.ListSessions(ctx, store.SessionFilter{Agent: "helper"})
+	if len(sessions) != 1 || sessions[0].Principal != "ci-bot" {
+		t.Fatalf("the delegated session: %+v, want one of ci-bot", sessions)
+	}
+	res, err = e.k.Run(ctx, &agent.RunRequest{Agent: "boss", Input: user("to secret"), Principal: bot})
+	if err != nil || !strings.Contains(res.Message.Text(), "may not run agent \"secret\"") {
+		t.Fatalf("delegation outside rights: %v, %v", res.Message.Text(), err)
+	}
+	if s, _ := e.db.ListSessions(ctx, store.SessionFilter{Agent: "secret"}); len(s) != 0 {
+		t.Fatalf("secret ran for ci-bot: %+v", s)
 	}
 }

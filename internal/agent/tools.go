@@ -80,7 +80,7 @@ func (t agentSend) Call(ctx context.Context, c *tool.Call) (tool.Result, error) 
 	}
 	res, err := t.k.Run(ctx, &RunRequest{
 		Agent: args.Agent, SessionID: args.SessionID, Input: llm.TextMessage(llm.RoleUser, args.Message),
-		Origin: "agent", Depth: c.Depth + 1,
+		Origin: "agent", Depth: c.Depth + 1, Principal: c.Principal,
 	})
 	if err != nil {
 		return tool.Result{Content: fmt.Sprintf("agent %q failed: %v", args.Agent, err), IsError: true}, nil

@@ -277,7 +277,7 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	defer cancel()
 	res, err := t.Call(cctx, &Call{
 		Agent: s.p.Agent, SessionID: s.p.SessionID, Workspace: s.p.Workspace,
-		Args: args, Depth: s.p.Depth, Progress: progress,
+		Args: args, Depth: s.p.Depth, Principal: s.p.Principal, Progress: progress,
 	})
 	untrusted := spec.Untrusted || spec.Origin == OriginMCP || spec.Origin == OriginA2A
 	if untrusted {

@@ -11,6 +11,7 @@ import (
 	"errors"
 
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/principal"
 )
 
 // Origin says where a tool comes from. Results of every origin but
@@ -51,6 +52,10 @@ type Call struct {
 	Args      json.RawMessage
 	// Depth counts nested agent_send calls, to stop cycles.
 	Depth int
+	// Principal is who the run making the call was started by (nil when
+	// none is known): a run a tool starts in turn (agent_send) is that
+	// principal's too, with its rights and its policy.
+	Principal *principal.Principal
 	// Progress reports intermediate status of a long call; never nil.
 	Progress func(message string, progress, total float64)
 }
