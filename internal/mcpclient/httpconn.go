@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
@@ -52,7 +53,7 @@ func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 			return "", errors.New("unterminated ${ in value")
 		}
 		name := s[i+2 : i+2+j]
-		if !validEnvName(name) {
+		if !config.ValidEnvName(name) {
 			return "", fmt.Errorf("%q is not a variable name", name)
 		}
 		var v string
