@@ -13,8 +13,8 @@ import (
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// validEnvName reports whether s can name an environment variable.
-func validEnvName(s string) bool { return envNameRE.MatchString(s) }
+// ValidEnvName reports whether s can name an environment variable.
+func ValidEnvName(s string) bool { return envNameRE.MatchString(s) }
 
 func (c *Config) lookup(name string) (string, bool) {
 	if c.lookupEnv != nil {
@@ -82,7 +82,7 @@ func expandRefs(s string, lookup func(string) (string, bool)) (string, error) {
 			return "", fmt.Errorf("unterminated ${ (write ${VARIABLE_NAME})")
 		}
 		name := s[i+2 : i+end]
-		if !validEnvName(name) {
+		if !ValidEnvName(name) {
 			return "", fmt.Errorf("${...} must hold an environment variable name")
 		}
 		if lookup != nil {

@@ -53,7 +53,7 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 			r.add(src, fp, "needs a credential: key_env = \"VARIABLE_NAME\" or key_sha256 = \"<hex>\" (agentd principals new-key prints both)")
 		case p.KeyEnv != "" && p.KeySHA256 != "":
 			r.add(src, fp.key("key_sha256"), "key_env and key_sha256 are both set; keep one")
-		case p.KeyEnv != "" && !validEnvName(p.KeyEnv):
+		case p.KeyEnv != "" && !ValidEnvName(p.KeyEnv):
 			r.add(src, fp.key("key_env"), envNameMsg)
 		case p.KeySHA256 != "":
 			if b, err := hex.DecodeString(p.KeySHA256); err != nil || len(b) != sha256.Size {

@@ -40,8 +40,14 @@ func (c *Config) Validate() error {
 	return r.err()
 }
 
+// maxMCPTimeoutSecs bounds an MCP server's timeout_secs (a day): beyond
+// it a typo, not a plan.
+const maxMCPTimeoutSecs = 86400
+
 // ValidateMCPServer checks one upstream server, such as one registered
-// through the API from JSON. Field paths are relative to the server
+// through the API from JSON or brought by an editor over ACP. It is the
+// one validation of a server entry: the config file runs the same checks
+// with file:line positions. Field paths are relative to the server
 // (transport.type).
 func ValidateMCPServer(s MCPServer) error {
 	r := &report{}
@@ -63,7 +69,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 			r.add(src, root.key("api_key"), "is the redaction placeholder %q, not a key", redacted)
 		}
 	}
-	if c.APIKeyEnv != "" && !validEnvName(c.APIKeyEnv) {
+	if c.APIKeyEnv != "" && !ValidEnvName(c.APIKeyEnv) {
 		r.add(src, root.key("api_key_env"), envNameMsg)
 	}
 	if c.PublicURL != "" {
@@ -140,7 +146,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 		} else {
 			checkURL(r, src, p.key("url"), e.URL)
 		}
-		if e.TokenEnv != "" && !validEnvName(e.TokenEnv) {
+		if e.TokenEnv != "" && !ValidEnvName(e.TokenEnv) {
 			r.add(src, p.key("token_env"), envNameMsg)
 		}
 	}
@@ -149,7 +155,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	if c.ACP.UserTrust != "" {
 		checkOneOf(r, src, cp.key("user_trust"), c.ACP.UserTrust, "trusted", "untrusted")
 	}
-	if c.ACP.AuthTokenEnv != "" && !validEnvName(c.ACP.AuthTokenEnv) {
+	if c.ACP.AuthTokenEnv != "" && !ValidEnvName(c.ACP.AuthTokenEnv) {
 		r.add(src, cp.key("auth_token_env"), envNameMsg)
 	}
 
@@ -212,7 +218,7 @@ func checkProvider(r *report, src *source, p fieldPath, name string, pr Provider
 	if pr.BaseURL != "" {
 		checkURL(r, src, p.key("base_url"), pr.BaseURL)
 	}
-	if pr.APIKeyEnv != "" && !validEnvName(pr.APIKeyEnv) {
+	if pr.APIKeyEnv != "" && !ValidEnvName(pr.APIKeyEnv) {
 		r.add(src, p.key("api_key_env"), envNameMsg)
 	}
 	nonNegative(r, src, p.key("max_retries"), pr.MaxRetries)
@@ -224,15 +230,18 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 		r.add(src, p.key("name"), "%q is not a valid server name (%s)", s.Name, nameRules)
 	}
 	nonNegative(r, src, p.key("timeout_secs"), s.TimeoutSecs)
+	if s.TimeoutSecs > maxMCPTimeoutSecs {
+		r.add(src, p.key("timeout_secs"), "must be at most %d (a day)", maxMCPTimeoutSecs)
+	}
 	for i, e := range s.Env {
-		if !validEnvName(e) {
+		if !ValidEnvName(e) {
 			r.add(src, p.key("env").index(i), envNameMsg)
 		}
 	}
 
 	if o := s.OAuth; o != nil {
 		op := p.key("oauth")
-		if o.ClientSecretEnv != "" && !validEnvName(o.ClientSecretEnv) {
+		if o.ClientSecretEnv != "" && !ValidEnvName(o.ClientSecretEnv) {
 			r.add(src, op.key("client_secret_env"), envNameMsg)
 		}
 		if o.ClientSecretEnv != "" && o.ClientID == "" {
@@ -298,6 +307,10 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 		v := s.Headers[name]
 		if !validHeaderName(name) {
 			r.add(src, hp, "is not a valid HTTP header name")
+			continue
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			r.add(src, hp, "the value contains a line break")
 			continue
 		}
 		if _, err := expandRefs(v, nil); err != nil {
@@ -491,7 +504,7 @@ func checkGlob(r *report, src *source, p fieldPath, pat string) bool {
 		return false
 	}
 	if _, err := path.Match(pat, ""); err != nil {
-		r.add(src, p, "%q is not a valid pattern (use *, ? and [...])", pat)
+		r.add(src, p, "bad pattern %q: not a valid pattern (use *, ? and [...])", pat)
 		return false
 	}
 	return true

@@ -36,6 +36,22 @@ func TestValidateMCPServer(t *testing.T) {
 		{"bad header name", `{"name":"x","transport":{"type":"http","url":"https://h"},"headers":{"Bad Header":"v"}}`, `headers."Bad Header": is not a valid HTTP header name`},
 		{"negative timeout", `{"name":"x","timeout_secs":-1,"transport":{"type":"stdio","command":"x"}}`, "timeout_secs: must not be negative"},
 		{"empty allowed tool", `{"name":"x","allowed_tools":[""],"transport":{"type":"stdio","command":"x"}}`, "allowed_tools[0]: empty pattern"},
+		{"stdio absolute", `{"name":"s","transport":{"type":"stdio","command":"/usr/bin/node"}}`, ""},
+		{"dash in name", `{"name":"my-server","transport":{"type":"stdio","command":"npx"}}`, ""},
+		{"dots in a command name are fine", `{"name":"s","transport":{"type":"stdio","command":"./my..server"}}`, ""},
+		{"bad name", `{"name":"a b","transport":{"type":"stdio","command":"npx"}}`, `name: "a b" is not a valid server name (1-64 letters, digits`},
+		{"leading dash", `{"name":"-a","transport":{"type":"stdio","command":"npx"}}`, "starting with a letter or digit"},
+		{"dot-dot command", `{"name":"s","transport":{"type":"stdio","command":"../bin/server"}}`, `must not contain ".." path segments`},
+		{"dot-dot inside", `{"name":"s","transport":{"type":"stdio","command":"/opt/x/../../bin/sh"}}`, `must not contain ".." path segments`},
+		{"no command", `{"name":"s","transport":{"type":"stdio"}}`, "transport.command: required for the stdio transport"},
+		{"no type", `{"name":"x"}`, "transport.type: required: one of stdio, sse, http"},
+		{"ftp url", `{"name":"w","transport":{"type":"http","url":"ftp://example.com"}}`, "transport.url: must be an http:// or https:// URL with a host"},
+		{"url for stdio", `{"name":"s","transport":{"type":"stdio","command":"npx","url":"http://x"}}`, "transport.url: not used by the stdio transport"},
+		{"headers for stdio", `{"name":"s","transport":{"type":"stdio","command":"npx"},"headers":{"A":"b"}}`, "headers: only the http and sse transports send headers"},
+		{"header line break", `{"name":"w","transport":{"type":"http","url":"https://x"},"headers":{"X":"a\r\nEvil: 1"}}`, "headers.X: the value contains a line break"},
+		{"bad env name", `{"name":"s","transport":{"type":"stdio","command":"npx"},"env":["OK","NOT-OK"]}`, "env[1]: must name an environment variable"},
+		{"timeout over a day", `{"name":"x","timeout_secs":86401,"transport":{"type":"stdio","command":"x"}}`, "timeout_secs: must be at most 86400 (a day)"},
+		{"bad glob", `{"name":"x","allowed_tools":["[x"],"transport":{"type":"stdio","command":"x"}}`, `allowed_tools[0]: bad pattern "[x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +134,21 @@ func TestManifestSafetyNet(t *testing.T) {
 		c := &Config{Agents: []manifest.Manifest{m}}
 		if err := c.Validate(); err == nil {
 			t.Errorf("config accepted %+v, which manifest.Validate refuses", m)
+		}
+	}
+}
+
+// TestValidateMCPServerNeverQuotesSecrets: header values and URLs are
+// where secrets are pasted; no error message repeats them.
+func TestValidateMCPServerNeverQuotesSecrets(t *testing.T) {
+	s := MCPServer{Name: "w", Headers: map[string]string{"X": "s3cr3t\nvalue"}, Transport: MCPTransport{Type: "http", URL: "https://user:pw0rd@/"}}
+	err := ValidateMCPServer(s)
+	if err == nil {
+		t.Fatal("invalid entry accepted")
+	}
+	for _, leak := range []string{"s3cr3t", "pw0rd"} {
+		if strings.Contains(err.Error(), leak) {
+			t.Errorf("error %q quotes %q", err, leak)
 		}
 	}
 }

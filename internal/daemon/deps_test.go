@@ -37,7 +37,7 @@ func listPackages(t *testing.T) []pkgInfo {
 // SDK, and no composition root.
 func TestImportGraph(t *testing.T) {
 	const mod = "github.com/agentd/agentd/internal/"
-	core := []string{"agent", "tool", "policy", "auditlog", "principal", "llm", "store", "manifest", "netguard", "buildinfo"}
+	core := []string{"agent", "tool", "policy", "auditlog", "principal", "llm", "store", "manifest", "netguard", "buildinfo", "jsonrpcwire"}
 	forbidden := []string{
 		mod + "daemon", mod + "cli", mod + "httpapi", mod + "mcpserver", mod + "mcpclient",
 		mod + "a2aedge", mod + "acpagent", mod + "config", mod + "store/sqlite", mod + "store/postgres", mod + "llm/openai",

@@ -371,19 +371,6 @@ func TestIsLogMessage(t *testing.T) {
 	}
 }
 
-func TestSSEEventData(t *testing.T) {
-	tests := []struct{ ev, want string }{
-		{"event: message\nid: 1\ndata: {\"a\":1}\n\n", `{"a":1}`},
-		{"data:{\"a\":\r\ndata: 1}\r\n\r\n", "{\"a\":\n1}"},
-		{": comment\n\n", ""},
-	}
-	for _, tt := range tests {
-		if got := string(sseEventData([]byte(tt.ev))); got != tt.want {
-			t.Errorf("sseEventData(%q) = %q, want %q", tt.ev, got, tt.want)
-		}
-	}
-}
-
 func FuzzIsLogMessage(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`))
 	f.Add([]byte(`{"id":1,"method":"notifications/message"}`))
@@ -395,27 +382,6 @@ func FuzzIsLogMessage(f *testing.F) {
 		want := json.Unmarshal(msg, &m) == nil && m.Method == "notifications/message" && m.ID == nil
 		if got := isLogMessage(msg); got != want {
 			t.Fatalf("isLogMessage(%q) = %v, want %v", msg, got, want)
-		}
-	})
-}
-
-func FuzzSSEEventData(f *testing.F) {
-	f.Add([]byte("event: message\ndata: {}\n\n"))
-	f.Add([]byte("data: a\r\ndata:b\n"))
-	f.Fuzz(func(t *testing.T, ev []byte) {
-		data := sseEventData(ev)
-		// Every data line contributes, in order, and nothing else does.
-		n := 0
-		for _, line := range strings.Split(string(ev), "\n") {
-			if strings.HasPrefix(strings.TrimSuffix(line, "\r"), "data:") {
-				n++
-			}
-		}
-		if got := strings.Count(string(data), "\n") + 1; n > 0 && got != n {
-			t.Fatalf("%q: %d data lines but %d in %q", ev, n, got, data)
-		}
-		if n == 0 && len(data) != 0 {
-			t.Fatalf("%q has no data line but got %q", ev, data)
 		}
 	})
 }

@@ -222,7 +222,7 @@ func TestOversizedResultFailsOnlyThatCall(t *testing.T) {
 		if !errors.Is(err, ErrResultTooLarge) || errors.Is(err, tool.ErrDisconnected) {
 			t.Fatalf("%s: err = %v, want ErrResultTooLarge", name, err)
 		}
-		if !contains(err.Error(), "10 MiB") {
+		if !contains(err.Error(), "10 MB") {
 			t.Errorf("%s: error %q does not name the limit", name, err)
 		}
 		t.Logf("%s: 20 MiB refused in %s", name, time.Since(start))
@@ -253,7 +253,7 @@ func TestResultJustUnderTheCapPasses(t *testing.T) {
 		t.Fatalf("result under the cap: %d bytes, %v", len(res.Content), err)
 	}
 	_, err = callTool(t.Context(), mustTool(t, m, "mcp_faults_big"), map[string]int{"bytes": 1 << 20})
-	if !errors.Is(err, ErrResultTooLarge) || !contains(err.Error(), "1 MiB limit") {
+	if !errors.Is(err, ErrResultTooLarge) || !contains(err.Error(), "1 MB limit") {
 		t.Fatalf("result over the cap: %v", err)
 	}
 	m.Close()

@@ -4,74 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
-func TestClassifyOversized(t *testing.T) {
-	big := strings.Repeat("x", 10000)
-	tests := []struct {
-		name     string
-		msg      string
-		wantKind oversizeKind
-		wantID   string
-	}{
-		{"id first", `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + big + `"}]}}`, kindResponse, "7"},
-		{"id last (node)", `{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":12}`, kindResponse, "12"},
-		{"string id last", `{"result":{"x":"` + big + `"},"jsonrpc":"2.0","id":"abc\"d"}`, kindResponse, `"abc\"d"`},
-		{"id then jsonrpc", `{"result":"` + big + `","id":3,"jsonrpc":"2.0"}`, kindResponse, "3"},
-		{"error response", `{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"` + big + `"}}`, kindResponse, "5"},
-		{"notification", `{"method":"notifications/message","params":{"data":"` + big + `"},"jsonrpc":"2.0"}`, kindRequest, ""},
-		{"server request", `{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"x":"` + big + `"}}`, kindRequest, ""},
-		{"nested id only", `{"result":{"items":[{"id":4,"v":"` + big + `"}],"more":{"id":5}}}`, kindUnknown, ""},
-		{"nested id last", `{"result":{"v":"` + big + `","id":5}}`, kindUnknown, ""},
-		{"garbage", big, kindUnknown, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := []byte(tt.msg)
-			head, tail := b[:min(len(b), keepEdge)], b[max(0, len(b)-keepEdge):]
-			kind, id := classifyOversized(head, tail)
-			if kind != tt.wantKind || string(id) != tt.wantID {
-				t.Errorf("classify = %v %s, want %v %s", kind, id, tt.wantKind, tt.wantID)
-			}
-		})
-	}
-}
-
-func FuzzClassifyOversized(f *testing.F) {
-	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), 3)
-	f.Add([]byte(`{"result":{},"jsonrpc":"2.0","id":"x"}`), 20)
-	f.Add([]byte(`{"method":"x","params":{}}`), 5)
-	f.Fuzz(func(t *testing.T, msg []byte, cut int) {
-		if cut < 0 || cut > len(msg) {
-			cut = len(msg)
-		}
-		kind, id := classifyOversized(msg[:cut], msg[cut:])
-		if id != nil && !json.Valid(id) {
-			t.Fatalf("id %q is not JSON", id)
-		}
-		if kind == kindRequest && id != nil {
-			t.Fatal("a request with an id to answer")
-		}
-		// On a whole response with a scalar id, the id found is the id.
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method *string         `json:"method"`
-		}
-		if json.Unmarshal(msg, &m) == nil && kind == kindResponse && m.Method == nil && len(m.ID) > 0 && (m.ID[0] == '"' || m.ID[0] == '-' || m.ID[0] >= '0' && m.ID[0] <= '9') {
-			var a, b any
-			if json.Unmarshal(m.ID, &a) == nil && json.Unmarshal(id, &b) == nil && a != b {
-				t.Fatalf("found id %s in %s, want %s", id, msg, m.ID)
-			}
-		}
-	})
-}
-
-// readAll reads r through a one-byte-at-a-time reader, as slow pipes do.
+// readAll reads r whole, as the SDK's decoder does.
 func readAll(t *testing.T, r io.Reader) (string, error) {
 	t.Helper()
 	b, err := io.ReadAll(r)
@@ -91,11 +32,11 @@ func TestLineReader(t *testing.T) {
 		oversized int
 	}{
 		{"passes lines", `{"a":1}` + "\n" + `{"b":2}` + "\n", `{"a":1}` + "\n" + `{"b":2}` + "\n", nil, 0, 0},
-		{"last line without newline", `{"a":1}`, `{"a":1}`, nil, 0, 0},
-		{"crlf", `{"a":1}` + "\r\n", `{"a":1}` + "\r\n", nil, 0, 0},
+		{"last line without newline", `{"a":1}`, `{"a":1}` + "\n", nil, 0, 0},
+		{"crlf", `{"a":1}` + "\r\n", `{"a":1}` + "\n", nil, 0, 0},
 		{"skips noise and blanks", "starting up\n\n   \n" + `{"a":1}` + "\n", `{"a":1}` + "\n", nil, 1, 0},
 		{"oversized response becomes an error", bigResp + `{"a":1}` + "\n",
-			fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"error":{"code":-32099,"message":"response of %d bytes exceeds the 200 bytes limit"}}`, len(bigResp)) + "\n" + `{"a":1}` + "\n", nil, 0, 1},
+			`{"jsonrpc":"2.0","id":4,"error":{"code":-32099,"message":"message too large: over the 200 bytes limit"}}` + "\n" + `{"a":1}` + "\n", nil, 0, 1},
 		{"oversized notification dropped", `{"method":"n","params":"` + big + `"}` + "\n" + `{"a":1}` + "\n", `{"a":1}` + "\n", nil, 0, 1},
 		{"oversized unknown breaks", `{"x":"` + big + `"}` + "\n" + `{"a":1}` + "\n", "", errFrameTooLarge, 0, 1},
 		{"invalid json breaks", `{"jsonrpc":"2.0","id":` + "\n" + `{"a":1}` + "\n", "", errBadLine, 0, 0},
@@ -114,7 +55,7 @@ func TestLineReader(t *testing.T) {
 				}
 				lr := newLineReader(io.NopCloser(src), max, frameEvents{
 					noise:    func([]byte) { noise++ },
-					oversize: func(int64, oversizeKind, bool) { over++ },
+					oversize: func(int64, jsonrpcwire.Kind, bool) { over++ },
 				})
 				got, err := readAll(t, lr)
 				if !errors.Is(err, tt.wantErr) || got != tt.want {
@@ -130,7 +71,7 @@ func TestLineReader(t *testing.T) {
 
 func TestLineReaderLongLinesUnderTheCap(t *testing.T) {
 	// Lines longer than the read buffer but under the cap are assembled.
-	line := `{"v":"` + strings.Repeat("y", 3*bufSize) + `"}` + "\n"
+	line := `{"v":"` + strings.Repeat("y", 3*64<<10) + `"}` + "\n"
 	lr := newLineReader(io.NopCloser(strings.NewReader(line+line)), 1<<20, frameEvents{})
 	got, err := readAll(t, lr)
 	if err != nil || got != line+line {
@@ -138,6 +79,9 @@ func TestLineReaderLongLinesUnderTheCap(t *testing.T) {
 	}
 }
 
+// FuzzLineReader checks the stdio adapter: whatever comes out is JSON,
+// one value per line, none over the cap but the error responses put in
+// place of oversized ones.
 func FuzzLineReader(f *testing.F) {
 	f.Add([]byte("{\"a\":1}\nnoise\n[1]\n"), 16)
 	f.Add([]byte("{\"id\":1,\"result\":\"xxxxxxxxxxxxxxxxxxxxxxxxx\"}\n"), 10)
@@ -147,8 +91,6 @@ func FuzzLineReader(f *testing.F) {
 		}
 		lr := newLineReader(io.NopCloser(bytes.NewReader(in)), int64(max), frameEvents{})
 		out, _ := io.ReadAll(lr)
-		// Whatever comes out is JSON, one value per line, none over the
-		// cap but the error responses put in place of oversized ones.
 		for _, line := range bytes.Split(bytes.TrimRight(out, "\r\n"), []byte("\n")) {
 			line = bytes.TrimRight(line, "\r")
 			if len(bytes.TrimSpace(line)) == 0 {
@@ -180,17 +122,18 @@ func TestSSEReader(t *testing.T) {
 		{"passes events", "event: message\ndata: {\"a\":1}\n\n: ping\n\nid: 7\ndata: {\"b\":2}\n\n",
 			"event: message\ndata: {\"a\":1}\n\n: ping\n\nid: 7\ndata: {\"b\":2}\n\n", nil, nil},
 		{"crlf", "data: {\"a\":1}\r\n\r\n", "data: {\"a\":1}\r\n\r\n", nil, nil},
+		{"unterminated last event", "data: {\"a\":1}\n\ndata: {\"b\"", "data: {\"a\":1}\n\ndata: {\"b\"", nil, nil},
 		{"oversized response with id", ev1 + "data: {\"a\":1}\n\n",
-			fmt.Sprintf("event: message\nid: e1\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32099,\"message\":\"response of %d bytes exceeds the 300 bytes limit\"}}\n\ndata: {\"a\":1}\n\n", len(ev1)), nil, nil},
+			"event: message\nid: e1\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32099,\"message\":\"message too large: over the 300 bytes limit\"}}\n\ndata: {\"a\":1}\n\n", nil, nil},
 		{"oversized without id uses the call's", ev2,
-			fmt.Sprintf("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":42,\"error\":{\"code\":-32099,\"message\":\"response of %d bytes exceeds the 300 bytes limit\"}}\n\n", len(ev2)), callID, nil},
+			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":42,\"error\":{\"code\":-32099,\"message\":\"message too large: over the 300 bytes limit\"}}\n\n", callID, nil},
 		{"oversized notification dropped", "data: {\"method\":\"n\",\"params\":\"" + big + "\"}\n\ndata: {\"a\":1}\n\n", "data: {\"a\":1}\n\n", callID, nil},
 		{"oversized unknown on a GET breaks", "data: {\"v\":\"" + big + "\"}\n\n", "", nil, errFrameTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := io.NopCloser(iotest.HalfReader(strings.NewReader(tt.in)))
-			sr := &sseReader{body: body, br: newBufReader(body), max: max, callID: tt.callID}
+			sr := newSSEReader(body, max, frameEvents{}, tt.callID)
 			got, err := readAll(t, sr)
 			if !errors.Is(err, tt.wantErr) || got != tt.want {
 				t.Errorf("got %q, %v\nwant %q, %v", got, err, tt.want, tt.wantErr)
@@ -208,9 +151,9 @@ func TestJSONBody(t *testing.T) {
 	}{
 		{"small", `{"jsonrpc":"2.0","id":1,"result":{}}`, nil, `{"jsonrpc":"2.0","id":1,"result":{}}`, nil},
 		{"oversized", `{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("z", 100) + `"}`, nil,
-			`{"jsonrpc":"2.0","id":1,"error":{"code":-32099,"message":"response of 65 bytes exceeds the 64 bytes limit"}}`, nil},
+			`{"jsonrpc":"2.0","id":1,"error":{"code":-32099,"message":"message too large: over the 64 bytes limit"}}`, nil},
 		{"oversized id last", `{"result":"` + strings.Repeat("z", 100) + `","jsonrpc":"2.0","id":1}`, func() json.RawMessage { return json.RawMessage(`"q"`) },
-			`{"jsonrpc":"2.0","id":"q","error":{"code":-32099,"message":"response of 65 bytes exceeds the 64 bytes limit"}}`, nil},
+			`{"jsonrpc":"2.0","id":"q","error":{"code":-32099,"message":"message too large: over the 64 bytes limit"}}`, nil},
 		{"oversized, no call", `{"result":"` + strings.Repeat("z", 100) + `"}`, nil, "", errFrameTooLarge},
 	}
 	for _, tt := range tests {

@@ -334,7 +334,7 @@ func TestHTTPOversizedResult(t *testing.T) {
 			}
 			waitConnected(t, m, "web")
 			_, err := callTool(t.Context(), mustTool(t, m, "mcp_web_big"), map[string]int{"bytes": 100 << 10})
-			if !errors.Is(err, ErrResultTooLarge) || !contains(err.Error(), "64 KiB limit") {
+			if !errors.Is(err, ErrResultTooLarge) || !contains(err.Error(), "64 KB limit") {
 				t.Fatalf("err = %v, want ErrResultTooLarge", err)
 			}
 			res, err := callTool(t.Context(), mustTool(t, m, "mcp_web_echo"), map[string]string{"text": "still fine"})

@@ -10,6 +10,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
 // expandHeaders resolves ${NAME} references in header values through
@@ -50,7 +53,7 @@ func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 			return "", errors.New("unterminated ${ in value")
 		}
 		name := s[i+2 : i+2+j]
-		if !validEnvName(name) {
+		if !config.ValidEnvName(name) {
 			return "", fmt.Errorf("%q is not a variable name", name)
 		}
 		var v string
@@ -125,8 +128,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "text/event-stream":
-		sr := &sseReader{body: resp.Body, max: rt.max, ev: rt.ev, callID: callID}
-		sr.br = newBufReader(resp.Body)
+		sr := newSSEReader(resp.Body, rt.max, rt.ev, callID)
 		if req.Method == http.MethodGet && rt.streamBroken != nil {
 			ctx := req.Context()
 			sr.broken = func(error) {
@@ -154,14 +156,11 @@ func requestID(req *http.Request) json.RawMessage {
 		return nil
 	}
 	defer body.Close()
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+	head, _ := io.ReadAll(io.LimitReader(body, 1<<20))
+	if f := jsonrpcwire.Scan(head); f.Method != "" {
+		return f.ID
 	}
-	if err := json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&msg); err != nil || msg.Method == "" || len(msg.ID) == 0 {
-		return nil
-	}
-	return msg.ID
+	return nil
 }
 
 func origin(u *url.URL) string {

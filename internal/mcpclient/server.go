@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -508,8 +509,8 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 				s.log.Warn("mcp server keeps writing non-JSON lines to stdout; no longer logged for this session")
 			}
 		},
-		oversize: func(size int64, kind oversizeKind, replaced bool) {
-			s.log.Warn("mcp message over the size cap dropped", "bytes_at_least", size, "limit", max, "failed_call", replaced, "notification", kind == kindRequest)
+		oversize: func(size int64, kind jsonrpcwire.Kind, replaced bool) {
+			s.log.Warn("mcp message over the size cap dropped", "bytes_at_least", size, "limit", max, "failed_call", replaced, "notification", kind == jsonrpcwire.KindRequest)
 		},
 		logMessage: sess.logs.saw,
 	}

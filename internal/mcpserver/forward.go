@@ -13,6 +13,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
 // ForwardOptions configure Forward.
@@ -92,7 +96,8 @@ loop:
 		case <-ctx.Done():
 			break loop
 		}
-		id, method, _ := topFields(frame)
+		f := jsonrpcwire.Scan(frame)
+		id, method := f.ID, f.Method
 		if method == "initialize" {
 			// The session id comes with its answer: nothing may be sent
 			// before it is known. The message is kept to open a new
@@ -337,14 +342,14 @@ func firstMessage(resp *http.Response, limit int64) ([]byte, error) {
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
-		sr := newSSEReader(resp.Body, int(limit)+1024)
+		sr := jsonrpcwire.NewReader(resp.Body, jsonrpcwire.FramingSSE, limit+1024)
 		for {
-			ev, err := sr.next()
+			ev, err := sr.NextEvent()
 			if err != nil {
 				return nil, err
 			}
-			if len(ev.data) > 0 {
-				return ev.data, nil
+			if len(ev.Data) > 0 {
+				return ev.Data, nil
 			}
 		}
 	}
@@ -357,17 +362,17 @@ func (r *relay) relayResponse(ctx context.Context, resp *http.Response, id json.
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "text/event-stream" && resp.StatusCode/100 == 2:
-		sr := newSSEReader(resp.Body, int(r.opts.MaxMessageBytes)+1024)
+		sr := jsonrpcwire.NewReader(resp.Body, jsonrpcwire.FramingSSE, r.opts.MaxMessageBytes+1024)
 		for {
-			ev, err := sr.next()
+			ev, err := sr.NextEvent()
 			if err != nil {
 				if ctx.Err() == nil && !errors.Is(err, io.EOF) {
 					r.fail(id, isRequest, "the answer stream broke: "+err.Error())
 				}
 				return
 			}
-			if len(ev.data) > 0 {
-				r.deliver(ctx, ev.data)
+			if len(ev.Data) > 0 {
+				r.deliver(ctx, ev.Data)
 			}
 		}
 	case ct == "application/json":
@@ -416,7 +421,7 @@ func (r *relay) deliver(ctx context.Context, msg []byte) {
 func (r *relay) fail(id json.RawMessage, isRequest bool, msg string) {
 	r.log.Warn("mcp relay: " + msg)
 	if isRequest {
-		r.src.reply(errorResponse(id, jsonrpcInternalError, msg))
+		r.src.reply(jsonrpcwire.ErrorResponse(id, jsonrpc.CodeInternalError, msg))
 	}
 }
 
@@ -457,20 +462,20 @@ func (r *relay) listen(ctx context.Context) {
 				}
 			case resp.StatusCode/100 == 2:
 				delay = time.Second
-				sr := newSSEReader(resp.Body, int(r.opts.MaxMessageBytes)+1024)
+				sr := jsonrpcwire.NewReader(resp.Body, jsonrpcwire.FramingSSE, r.opts.MaxMessageBytes+1024)
 				for {
-					ev, err := sr.next()
+					ev, err := sr.NextEvent()
 					if err != nil {
 						break
 					}
-					if ev.id != "" {
-						lastID = ev.id
+					if ev.ID != "" {
+						lastID = ev.ID
 					}
-					if ev.retry > 0 {
-						delay = ev.retry
+					if ev.Retry > 0 {
+						delay = ev.Retry
 					}
-					if len(ev.data) > 0 {
-						r.deliver(ctx, ev.data)
+					if len(ev.Data) > 0 {
+						r.deliver(ctx, ev.Data)
 					}
 				}
 			}

@@ -13,6 +13,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
 // HTTP header names of the Streamable HTTP transport.
@@ -21,11 +25,6 @@ const (
 	headerProtocolVersion = "Mcp-Protocol-Version"
 	// statelessVersion is the first protocol version without sessions.
 	statelessVersion = "2026-07-28"
-
-	jsonrpcParseError     = -32700
-	jsonrpcInvalidRequest = -32600
-	jsonrpcMethodNotFound = -32601
-	jsonrpcInternalError  = -32603
 )
 
 // httpHandler routes each request of one URL to the stateless or the
@@ -44,7 +43,7 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		origin := r.Header.Get("Origin")
 		if origin != "" {
 			if !origins.allowed(origin) {
-				writeHTTPError(w, http.StatusForbidden, jsonrpcInvalidRequest, "forbidden: origin "+strconvQuote(origin)+" is not allowed (loopback origins and [mcp] allowed_origins are)")
+				writeHTTPError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: origin "+strconvQuote(origin)+" is not allowed (loopback origins and [mcp] allowed_origins are)")
 				return
 			}
 			corsHeaders(w, origin)
@@ -62,7 +61,7 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		case http.MethodPost:
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
-			writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpcInvalidRequest, "method not allowed: use POST, GET or DELETE")
+			writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed: use POST, GET or DELETE")
 			return
 		}
 
@@ -92,10 +91,8 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		}
 		var id json.RawMessage
 		if h == e.stateful {
-			var method string
-			id, method, _ = topFields(body)
-			if method == "" || string(id) == "null" {
-				id = nil
+			if f := jsonrpcwire.Scan(body); f.Complete && f.Method != "" && string(f.ID) != "null" {
+				id = f.ID
 			}
 			if sid := r.Header.Get(headerSessionID); sid != "" {
 				w = e.trackCancellation(w, sid, id, method, body)
@@ -177,11 +174,12 @@ func (discard) WriteHeader(int)             {}
 // whether to go on.
 func precheck(w http.ResponseWriter, body []byte, modern bool) bool {
 	if !json.Valid(body) {
-		writeJSON(w, http.StatusBadRequest, errorResponse(nil, jsonrpcParseError, msgParseError))
+		writeJSON(w, http.StatusBadRequest, jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeParseError, msgParseError))
 		return false
 	}
-	id, method, ok := topFields(body)
-	if !ok || method == "" || knownMethod(method) {
+	f := jsonrpcwire.Scan(body)
+	id, method := f.ID, f.Method
+	if !f.Complete || method == "" || knownMethod(method) {
 		return true // batches, responses and known methods go on
 	}
 	if len(id) == 0 || string(id) == "null" {
@@ -192,7 +190,7 @@ func precheck(w http.ResponseWriter, body []byte, modern bool) bool {
 	if modern {
 		status = http.StatusNotFound
 	}
-	writeJSON(w, status, errorResponse(id, jsonrpcMethodNotFound, fmt.Sprintf("method not found: %q", method)))
+	writeJSON(w, status, jsonrpcwire.ErrorResponse(id, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", method)))
 	return false
 }
 
@@ -216,28 +214,21 @@ func knownMethod(m string) bool {
 // larger, it answers 413 with a JSON-RPC error carrying the request's id
 // when its first bytes show it.
 func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit int64) ([]byte, bool) {
-	if r.ContentLength > limit {
-		head := make([]byte, headMax)
-		n, _ := io.ReadFull(r.Body, head)
-		tooLarge(w, head[:n], limit)
-		return nil, false
-	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	err := jsonrpcwire.ReadBody(buf, r.Body, r.ContentLength, limit)
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) || int64(buf.Len()) > limit {
-		tooLarge(w, buf.Bytes()[:min(buf.Len(), headMax)], limit)
-		return nil, false
+	if errors.As(err, &mbe) {
+		err = &jsonrpcwire.TooLargeError{Limit: limit, Head: buf.Bytes()[:min(buf.Len(), jsonrpcwire.HeadMax)]}
 	}
-	if err != nil {
-		writeHTTPError(w, http.StatusBadRequest, jsonrpcInvalidRequest, "cannot read the request body")
+	var tl *jsonrpcwire.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpcwire.ErrorResponse(jsonrpcwire.ScanID(tl.Head), jsonrpc.CodeInvalidRequest, tl.Error()))
+		return nil, false
+	case err != nil:
+		writeHTTPError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "cannot read the request body")
 		return nil, false
 	}
 	return buf.Bytes(), true
-}
-
-func tooLarge(w http.ResponseWriter, head []byte, limit int64) {
-	e := &tooLargeError{Limit: limit}
-	writeJSON(w, http.StatusRequestEntityTooLarge, errorResponse(scanID(head), jsonrpcInvalidRequest, e.Error()))
 }
 
 // bufferPool recycles request body buffers.
@@ -266,9 +257,6 @@ func hasInitialize(body []byte) bool {
 	if !bytes.Contains(body, []byte(`"initialize"`)) {
 		return false
 	}
-	var one struct {
-		Method string `json:"method"`
-	}
 	t := bytes.TrimSpace(body)
 	if len(t) > 0 && t[0] == '[' {
 		var many []struct {
@@ -284,11 +272,12 @@ func hasInitialize(body []byte) bool {
 		}
 		return false
 	}
-	return json.Unmarshal(t, &one) == nil && one.Method == "initialize"
+	f := jsonrpcwire.Scan(t)
+	return f.Complete && f.Method == "initialize"
 }
 
 func writeHTTPError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeJSON(w, status, errorResponse(nil, code, msg))
+	writeJSON(w, status, jsonrpcwire.ErrorResponse(nil, code, msg))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store"
@@ -167,78 +169,12 @@ func TestHTTPEdges(t *testing.T) {
 	}
 }
 
-func TestSSEReader(t *testing.T) {
-	in := ": comment\r\nid: 1\r\nevent: message\r\ndata: {\"a\":\r\ndata: 1}\r\nretry: 1500\r\n\r\n" +
-		"id: 2\n\n" + // an event with no data still moves the id
-		"data:{}\n\n" +
-		"data: cut off"
-	r := newSSEReader(strings.NewReader(in), 1024)
-	want := []sseEvent{
-		{id: "1", name: "message", data: []byte("{\"a\":\n1}"), retry: 1500 * time.Millisecond},
-		{id: "2"},
-		{data: []byte("{}")},
-	}
-	for i, w := range want {
-		ev, err := r.next()
-		if err != nil {
-			t.Fatalf("event %d: %v", i, err)
-		}
-		if ev.id != w.id || ev.name != w.name || !bytes.Equal(ev.data, w.data) || ev.retry != w.retry {
-			t.Fatalf("event %d: %+v, want %+v", i, ev, w)
-		}
-	}
-	if _, err := r.next(); err == nil {
-		t.Fatal("the unterminated last event was returned")
-	}
-	if _, err := newSSEReader(strings.NewReader("data: "+strings.Repeat("x", 2000)+"\n\n"), 1024).next(); err != errEventTooLarge {
-		t.Fatalf("oversized event: %v", err)
-	}
-}
-
-// FuzzSSE checks the event-stream decoder: it ends on any input, keeps
-// every event within the limit, and reads back what an encoder wrote.
-func FuzzSSE(f *testing.F) {
-	f.Add([]byte("data: {}\n\n"), []byte(`{"jsonrpc":"2.0"}`))
-	f.Add([]byte("id:1\r\nretry:x\r\n\r\n:\n"), []byte("a\nb"))
-	f.Fuzz(func(t *testing.T, stream, payload []byte) {
-		r := newSSEReader(bytes.NewReader(stream), 512)
-		for i := 0; ; i++ {
-			if i > len(stream) {
-				t.Fatal("more events than bytes")
-			}
-			ev, err := r.next()
-			if err != nil {
-				break
-			}
-			if len(ev.data) > 512 {
-				t.Fatalf("event of %d bytes", len(ev.data))
-			}
-		}
-		// Round trip: a payload without CR, written as data lines.
-		payload = bytes.ReplaceAll(payload, []byte("\r"), nil)
-		var enc bytes.Buffer
-		for _, line := range bytes.Split(payload, []byte("\n")) {
-			enc.WriteString("data: ")
-			enc.Write(line)
-			enc.WriteString("\n")
-		}
-		enc.WriteString("\n")
-		ev, err := newSSEReader(&enc, 1<<20).next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(ev.data, payload) {
-			t.Fatalf("read %q, wrote %q", ev.data, payload)
-		}
-	})
-}
-
 // TestHTTPJSONErrorsAreJSONRPC checks every error this package writes
 // itself is a JSON-RPC response.
 func TestHTTPJSONErrorsAreJSONRPC(t *testing.T) {
 	for _, b := range [][]byte{
-		errorResponse(nil, jsonrpcParseError, msgParseError),
-		errorResponse(json.RawMessage(`"x\"y"`), jsonrpcInvalidRequest, "quote \" newline \n control \x01 <tag>"),
+		jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeParseError, msgParseError),
+		jsonrpcwire.ErrorResponse(json.RawMessage(`"x\"y"`), jsonrpc.CodeInvalidRequest, "quote \" newline \n control \x01 <tag>"),
 	} {
 		var m struct {
 			JSONRPC string          `json:"jsonrpc"`

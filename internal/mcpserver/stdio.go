@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
 // frameSource turns a framed byte stream into JSON-RPC messages. Frames
@@ -23,14 +24,14 @@ import (
 // connection as the SDK's own stdio transport does: one bad message from
 // an editor should not kill the server.
 type frameSource struct {
-	fr  *frameReader
-	fw  *frameWriter
+	fr  *jsonrpcwire.Reader
+	fw  *jsonrpcwire.Writer
 	log *slog.Logger
 }
 
 func newFrameSource(in io.Reader, out io.Writer, maxBytes int64, log *slog.Logger) *frameSource {
-	fr := newFrameReader(in, maxBytes)
-	return &frameSource{fr: fr, fw: &frameWriter{w: out, mode: fr.Framing}, log: log}
+	fr := jsonrpcwire.NewReader(in, jsonrpcwire.FramingUnknown, maxBytes)
+	return &frameSource{fr: fr, fw: jsonrpcwire.NewWriter(out, fr.Framing), log: log}
 }
 
 // next returns the next valid frame, copied, or the error that ends the
@@ -38,10 +39,10 @@ func newFrameSource(in io.Reader, out io.Writer, maxBytes int64, log *slog.Logge
 func (s *frameSource) next() ([]byte, error) {
 	for {
 		frame, err := s.fr.Next()
-		var tl *tooLargeError
+		var tl *jsonrpcwire.TooLargeError
 		if errors.As(err, &tl) {
 			s.log.Warn("mcp: message over the size limit skipped", "bytes", tl.Size, "limit", tl.Limit)
-			s.reply(errorResponse(scanID(tl.Head), jsonrpc.CodeInvalidRequest, tl.Error()))
+			s.reply(jsonrpcwire.ErrorResponse(jsonrpcwire.ScanID(tl.Head), jsonrpc.CodeInvalidRequest, tl.Error()))
 			continue
 		}
 		if err != nil {
@@ -65,30 +66,15 @@ func (s *frameSource) reply(msg []byte) {
 // JSON-RPC message, or nil.
 func checkFrame(frame []byte) []byte {
 	if !json.Valid(frame) {
-		return errorResponse(nil, jsonrpc.CodeParseError, msgParseError)
+		return jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeParseError, msgParseError)
 	}
 	if t := bytes.TrimSpace(frame); len(t) > 0 && t[0] == '[' {
-		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per frame")
+		return jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per frame")
 	}
 	return nil
 }
 
 const msgParseError = "parse error: the message is not valid JSON"
-
-// errorResponse encodes a JSON-RPC error response; a nil id is null.
-func errorResponse(id json.RawMessage, code int64, msg string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b := make([]byte, 0, 64+len(id)+len(msg))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, code, 10)
-	b = append(b, `,"message":`...)
-	b = append(b, mustJSON(msg)...)
-	return append(b, "}}"...)
-}
 
 // stdioTransport is an mcp.Transport over a framed byte stream; see
 // frameSource for how it differs from mcp.IOTransport.
@@ -157,7 +143,7 @@ func (c *stdioConn) readLoop() {
 		}
 		msg, err := jsonrpc.DecodeMessage(frame)
 		if err != nil {
-			c.src.reply(errorResponse(scanID(frame), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()))
+			c.src.reply(jsonrpcwire.ErrorResponse(jsonrpcwire.ScanID(frame), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()))
 			continue
 		}
 		select {

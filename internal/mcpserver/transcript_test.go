@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
@@ -38,7 +39,7 @@ func transcriptHarness(t *testing.T) *harness {
 // both must produce the same .stdio.golden transcript.
 func TestStdioTranscripts(t *testing.T) {
 	for _, name := range transcriptNames {
-		for _, fr := range []Framing{FramingLines, FramingContentLength} {
+		for _, fr := range []jsonrpcwire.Framing{jsonrpcwire.FramingLines, jsonrpcwire.FramingContentLength} {
 			t.Run(name+"/"+fr.String(), func(t *testing.T) {
 				h := transcriptHarness(t)
 				got := runStdioTranscript(t, h.srv.ServeStdio, readTranscriptInput(t, name), fr)
@@ -53,7 +54,7 @@ func TestStdioTranscripts(t *testing.T) {
 // must not be able to tell the two modes apart.
 func TestForwardTranscripts(t *testing.T) {
 	for _, name := range transcriptNames {
-		for _, fr := range []Framing{FramingLines, FramingContentLength} {
+		for _, fr := range []jsonrpcwire.Framing{jsonrpcwire.FramingLines, jsonrpcwire.FramingContentLength} {
 			t.Run(name+"/"+fr.String(), func(t *testing.T) {
 				h := transcriptHarness(t)
 				ts := h.httpServer(t)
@@ -116,14 +117,14 @@ func (l transcriptLine) awaited() string {
 	if !json.Valid([]byte(l.msg)) {
 		return "any"
 	}
-	id, method, _ := topFields([]byte(l.msg))
-	if method == "" || len(id) == 0 {
+	f := jsonrpcwire.Scan([]byte(l.msg))
+	if f.Method == "" || len(f.ID) == 0 {
 		return ""
 	}
-	return string(id)
+	return string(f.ID)
 }
 
-func runStdioTranscript(t *testing.T, serve func(context.Context, io.Reader, io.Writer) error, lines []transcriptLine, fr Framing) []string {
+func runStdioTranscript(t *testing.T, serve func(context.Context, io.Reader, io.Writer) error, lines []transcriptLine, fr jsonrpcwire.Framing) []string {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -134,7 +135,7 @@ func runStdioTranscript(t *testing.T, serve func(context.Context, io.Reader, io.
 		outW.Close()
 	}()
 	msgs := make(chan []byte, 100)
-	reader := newFrameReader(outR, 1<<20)
+	reader := jsonrpcwire.NewReader(outR, jsonrpcwire.FramingUnknown, 1<<20)
 	go func() {
 		defer close(msgs)
 		for {
@@ -154,7 +155,7 @@ func runStdioTranscript(t *testing.T, serve func(context.Context, io.Reader, io.
 		out = append(out, "> "+l.msg)
 		w := l.wire()
 		var frame string
-		if fr == FramingContentLength {
+		if fr == jsonrpcwire.FramingContentLength {
 			frame = fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(w), w)
 		} else {
 			frame = w + "\n"
@@ -170,8 +171,7 @@ func runStdioTranscript(t *testing.T, serve func(context.Context, io.Reader, io.
 					t.Fatalf("output ended while waiting for the answer to %s", l.msg)
 				}
 				out = append(out, "< "+normalizeMessage(t, m))
-				id, method, _ := topFields(m)
-				if method == "" && (want == "any" || string(id) == want) {
+				if f := jsonrpcwire.Scan(m); f.Method == "" && (want == "any" || string(f.ID) == want) {
 					want = ""
 				}
 			case <-time.After(10 * time.Second):
@@ -229,14 +229,14 @@ func runHTTPTranscript(t *testing.T, url string, lines []transcriptLine) []strin
 		var msgs [][]byte
 		switch ct {
 		case "text/event-stream":
-			sr := newSSEReader(bytes.NewReader(body), 1<<20)
+			sr := jsonrpcwire.NewReader(bytes.NewReader(body), jsonrpcwire.FramingSSE, 1<<20)
 			for {
-				ev, err := sr.next()
+				ev, err := sr.NextEvent()
 				if err != nil {
 					break
 				}
-				if len(ev.data) > 0 {
-					msgs = append(msgs, ev.data)
+				if len(ev.Data) > 0 {
+					msgs = append(msgs, ev.Data)
 				}
 			}
 		case "application/json":
