@@ -11,6 +11,7 @@ import (
 const (
 	DefaultListen         = "127.0.0.1:4200"
 	DefaultLogLevel       = "info"
+	DefaultLogFormat      = "text"
 	DefaultMCPPath        = "/mcp"
 	DefaultA2APath        = "/a2a"
 	DefaultA2AMaxTasks    = 1000
@@ -69,6 +70,7 @@ func defaultUntrusted() map[string]string {
 func (c *Config) ApplyDefaults() {
 	setString(&c.Listen, DefaultListen)
 	setString(&c.LogLevel, DefaultLogLevel)
+	setString(&c.LogFormat, DefaultLogFormat)
 	if c.Home != "" {
 		switch {
 		case c.AgentsDir == "":

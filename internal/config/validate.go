@@ -154,6 +154,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	}
 
 	checkTools(r, src, root.key("tools"), &c.Tools)
+	checkTelemetry(r, src, c)
 
 	lp := root.key("limits")
 	if math.IsNaN(c.Limits.RatePerSec) || math.IsInf(c.Limits.RatePerSec, 0) || c.Limits.RatePerSec < 0 {
