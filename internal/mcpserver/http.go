@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/internal/telemetry"
 )
 
 // HTTP header names of the Streamable HTTP transport.
@@ -100,6 +102,10 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		// The SDK runs a session's handlers on the session's context,
+		// not the request's; the headers are what it hands them
+		// (req.Extra.Header), so the request's span goes there.
+		telemetry.Inject(r.Context(), r.Header)
 		e.bound[h].ServeHTTP(w, r)
 		if len(id) > 0 && r.Context().Err() != nil {
 			cancelAbandoned(e, r, id)
