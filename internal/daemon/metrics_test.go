@@ -69,7 +69,7 @@ func TestMetricsExposition(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
 	}
-	for _, leak := range []string{secretArg, sessionID, "k-test"} {
+	for _, leak := range []string{secretArg, inventedTool, sessionID, "k-test"} {
 		if bytes.Contains(body, []byte(leak)) {
 			t.Errorf("the exposition contains %q", leak)
 		}

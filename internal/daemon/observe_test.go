@@ -54,6 +54,10 @@ func runUpstream() int {
 // in a metric label or a span attribute.
 const secretArg = "sekret-argument-4711"
 
+// inventedTool is a tool the model calls that does not exist: its name
+// must not become a metric label.
+const inventedTool = "no_such_tool_zq81"
+
 // toolThenAnswer is the fake model: a user turn gets two tool calls (the
 // upstream's echo and a tool that does not exist), the turn after their
 // results gets an answer.
@@ -65,7 +69,7 @@ func toolThenAnswer(req *llmtest.Request) llmtest.Reply {
 	}
 	return llmtest.Reply{Usage: usage, ToolCalls: []llm.ToolCall{
 		llmtest.ToolCall("mcp_up_echo", `{"text":"`+secretArg+`"}`),
-		llmtest.ToolCall("no_such_tool_"+secretArg, `{}`),
+		llmtest.ToolCall(inventedTool, `{}`),
 	}}
 }
 

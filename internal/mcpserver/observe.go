@@ -140,16 +140,23 @@ func (s *Server) observe(e *endpoint) mcp.Middleware {
 
 // parentOf returns ctx with the trace context req carries: its _meta
 // first, else the headers of its HTTP request.
+//
+// When both name the same trace, the HTTP request's span is the parent:
+// it is itself a child of the caller's, so the trace keeps every hop.
 func parentOf(ctx context.Context, req mcp.Request) context.Context {
+	fromHTTP := ctx
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil && extra.Header.Get("Traceparent") != "" {
+		fromHTTP = telemetry.Extract(ctx, extra.Header)
+	}
 	if meta := metaOf(req.GetParams()); meta != nil {
 		if _, ok := meta["traceparent"]; ok {
-			return telemetry.ExtractMeta(ctx, meta)
+			fromMeta := telemetry.ExtractMeta(ctx, meta)
+			if !telemetry.SameTrace(fromMeta, fromHTTP) {
+				return fromMeta
+			}
 		}
 	}
-	if extra := req.GetExtra(); extra != nil && extra.Header != nil && extra.Header.Get("Traceparent") != "" {
-		return telemetry.Extract(ctx, extra.Header)
-	}
-	return ctx
+	return fromHTTP
 }
 
 // metaOf returns p's _meta; nil for absent params (the SDK hands a typed

@@ -67,6 +67,12 @@ func HasRemote(ctx context.Context) bool {
 	return trace.SpanContextFromContext(ctx).IsValid()
 }
 
+// SameTrace reports whether a and b carry span contexts of one trace.
+func SameTrace(a, b context.Context) bool {
+	sa, sb := trace.SpanContextFromContext(a), trace.SpanContextFromContext(b)
+	return sa.IsValid() && sb.IsValid() && sa.TraceID() == sb.TraceID()
+}
+
 // Transport passes the trace context of each request's ctx on in its
 // headers, so the next hop (a model API, an A2A agent) continues the
 // trace. A request whose ctx has no span context goes out untouched and
