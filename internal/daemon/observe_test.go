@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -85,6 +86,12 @@ type harness struct {
 
 func newHarness(t *testing.T, extra string, env map[string]string) *harness {
 	t.Helper()
+	return newHarnessLog(t, extra, env, nil)
+}
+
+// newHarnessLog is newHarness with the daemon logging to log.
+func newHarnessLog(t *testing.T, extra string, env map[string]string, log *slog.Logger) *harness {
+	t.Helper()
 	model := llmtest.NewOpenAIServer(t, toolThenAnswer)
 	home := t.TempDir()
 	body := fmt.Sprintf(`listen = "127.0.0.1:0"
@@ -132,7 +139,7 @@ limit_loopback = true
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d, err := New(ctx, cfg, Options{ConnectMCP: true})
+	d, err := New(ctx, cfg, Options{ConnectMCP: true, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
