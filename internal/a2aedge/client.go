@@ -19,6 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -344,6 +345,8 @@ type authTransport struct {
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("User-Agent", t.ua)
+	// The delegating run's trace goes on to the remote agent.
+	telemetry.Inject(req.Context(), req.Header)
 	if t.tokenEnv != "" && req.URL.Host == t.host {
 		if tok, ok := t.lookup(t.tokenEnv); ok && tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)

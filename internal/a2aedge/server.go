@@ -39,6 +39,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/httpapi"
@@ -84,6 +85,9 @@ type Options struct {
 	// manifest.KindMCPProxy reach; nil means none.
 	MCP    MCPServers
 	Logger *slog.Logger
+	// Meter counts open streams (agentd.a2a.streams.active); nil counts
+	// nothing. Task states are counted by the TaskStore.
+	Meter metric.MeterProvider
 }
 
 // Server serves A2A. Close stops its runs.
@@ -107,6 +111,7 @@ type Server struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
 	runs    map[a2a.TaskID]*run
+	streams *streamMetrics // nil when metrics are off
 }
 
 // New returns a server. Runs it starts are cancelled by Close.
@@ -117,7 +122,7 @@ func New(opts Options) *Server {
 	log := orDiscard(opts.Logger)
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log, baseCtx: ctx, stop: stop,
-		runs: map[a2a.TaskID]*run{}, fastWindow: time.Second}
+		runs: map[a2a.TaskID]*run{}, fastWindow: time.Second, streams: newStreamMetrics(opts.Meter)}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
@@ -281,6 +286,9 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
 	_ = json.Unmarshal(body, &env) // a malformed body is the handler's to report
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r = s.prepare(w, r, name)
+	if streamingMethod(env.Method) {
+		defer s.streams.opened(r.Context(), name)()
+	}
 	switch {
 	case v03Methods[env.Method]:
 		s.rpc03.ServeHTTP(w, r)
@@ -316,6 +324,9 @@ func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = s.prepare(w, r, m.Name)
+	if streamingPath(rest) {
+		defer s.streams.opened(r.Context(), m.Name)()
+	}
 	r2 := new(http.Request)
 	*r2 = *r
 	r2.URL = new(url.URL)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentd/agentd/internal/store"
 )
@@ -31,6 +32,9 @@ type TaskStoreOptions struct {
 	// (streamed text, tool activity) stays in memory only. Default 1 s.
 	FlushInterval time.Duration
 	Logger        *slog.Logger
+	// Meter counts tasks entering each state (agentd.a2a.tasks); nil
+	// counts nothing.
+	Meter metric.MeterProvider
 }
 
 // TaskStore is a2a-go's taskstore.Store over agentd's persistent
@@ -48,6 +52,7 @@ type TaskStore struct {
 	max   int
 	flush time.Duration
 	log   *slog.Logger
+	tm    *taskMetrics // nil when metrics are off
 
 	mu    sync.Mutex
 	live  map[a2a.TaskID]*liveTask
@@ -81,7 +86,7 @@ func OpenTaskStore(ctx context.Context, st store.TaskStore, opts TaskStoreOption
 		opts.FlushInterval = time.Second
 	}
 	s := &TaskStore{
-		st: st, max: opts.MaxTasks, flush: opts.FlushInterval, log: orDiscard(opts.Logger),
+		st: st, max: opts.MaxTasks, flush: opts.FlushInterval, log: orDiscard(opts.Logger), tm: newTaskMetrics(opts.Meter),
 		live: map[a2a.TaskID]*liveTask{}, pruneC: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	_, total, err := st.ListTasks(ctx, store.TaskFilter{Limit: 1})
@@ -178,6 +183,7 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 		}
 		return taskstore.TaskVersionMissing, fmt.Errorf("store task %s: %w", task.ID, err)
 	}
+	s.tm.entered(ctx, rec.Agent, task.Status.State)
 	s.mu.Lock()
 	s.count++
 	// Eviction waits for a sixteenth more than the bound: pruning after
@@ -220,7 +226,11 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 	if write {
 		lt.flushed = now
 	}
+	agentName := lt.agent
 	s.mu.Unlock()
+	if state := req.Task.Status.State; state != prev {
+		s.tm.entered(ctx, agentName, state)
+	}
 	if !write {
 		return version, nil
 	}

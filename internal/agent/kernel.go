@@ -11,14 +11,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/tool"
 )
@@ -62,12 +65,21 @@ type Options struct {
 	MaxIterations int
 	// MaxDepth bounds nested agent_send calls; default 3.
 	MaxDepth int
+	// Meter records agent runs and the GenAI client metrics of model
+	// calls; nil records nothing.
+	Meter metric.MeterProvider
+	// Tracer starts an invoke_agent span per run and a chat span per
+	// model call; nil starts none.
+	Tracer trace.TracerProvider
+	// CaptureContent puts prompts and completions on chat spans.
+	CaptureContent bool
 }
 
 // Kernel runs agents.
 type Kernel struct {
 	opts Options
 	log  *slog.Logger
+	obs  *observer // nil when neither metrics nor traces are on
 
 	mu   sync.Mutex
 	busy map[string]bool // session ids with a run in progress
@@ -88,7 +100,7 @@ func New(opts Options) *Kernel {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Kernel{opts: opts, log: log, busy: map[string]bool{}}
+	return &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts)}
 }
 
 // Agents returns the agent directory.
@@ -146,7 +158,19 @@ type RunResult struct {
 // nil error; the history stays valid for the next turn.
 func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
 	emit := serialise(req.OnEvent)
+	var span trace.Span
+	start := time.Now()
+	if k.obs != nil {
+		ctx, span = k.obs.startRun(ctx, req)
+	}
 	res, err := k.run(ctx, req, emit)
+	if k.obs != nil {
+		agent := req.Agent
+		if errors.Is(err, ErrAgentNotFound) {
+			agent = ""
+		}
+		k.obs.endRun(ctx, span, agent, start, res, err)
+	}
 	if err != nil {
 		emit(Event{Type: EventError, SessionID: sessionOf(res, req), Error: err.Error()})
 		return res, err
@@ -190,6 +214,9 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	}
 	defer k.release(sess.ID)
 	emit(Event{Type: EventSession, SessionID: sess.ID})
+	if k.obs != nil {
+		defer k.obs.activeRun(ctx, m.Name)()
+	}
 
 	res := &RunResult{SessionID: sess.ID}
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
@@ -206,16 +233,27 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	}
 	for res.Iterations < maxIter {
 		res.Iterations++
-		resp, err := provider.Generate(ctx, &llm.Request{
+		lreq := &llm.Request{
 			Model: m.Model, System: m.SystemPrompt, Messages: history, Tools: scope.Defs(),
 			MaxTokens: m.MaxTokens, Temperature: m.Temperature, Reasoning: llm.Effort(m.Reasoning),
-		}, func(d llm.Delta) {
+		}
+		mctx, mc := ctx, (*modelCall)(nil)
+		if k.obs != nil {
+			mctx, mc = k.obs.startModel(ctx, m.Provider, k.genAIProvider(m.Provider), lreq)
+		}
+		resp, err := provider.Generate(mctx, lreq, func(d llm.Delta) {
+			if mc != nil {
+				mc.delta()
+			}
 			typ := EventText
 			if d.Kind == llm.DeltaThinking {
 				typ = EventThinking
 			}
 			emit(Event{Type: typ, SessionID: sess.ID, Text: d.Text})
 		})
+		if mc != nil {
+			mc.end(resp, err)
+		}
 		if ctx.Err() != nil {
 			res.StopReason = StopCancelled
 			return res, nil
@@ -261,6 +299,17 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	}
 	res.StopReason = StopMaxIterations
 	return res, nil
+}
+
+// genAIProvider names the vendor behind a configured provider for
+// gen_ai.provider.name, or the configured name when it is not known.
+func (k *Kernel) genAIProvider(name string) string {
+	if g, ok := k.opts.Providers.(GenAIProviders); ok {
+		if s := g.GenAIProvider(name); s != "" {
+			return s
+		}
+	}
+	return name
 }
 
 // callTools runs the calls of one model reply, in parallel, and returns the

@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/internal/client"
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/telemetry"
 )
 
 // env is what every command gets: its streams and the global flags.
@@ -124,13 +125,20 @@ func (e *env) client() (*client.Client, *config.Config, error) {
 	return client.New(addr, cfg.APIKeyValue()), cfg, nil
 }
 
-// logger returns the daemon's logger: text on stderr at the config's level.
+// logger returns the daemon's logger: on stderr at the config's level,
+// text or JSON (log_format), every record logged with a request's context
+// carrying its request id and trace ids.
 func (e *env) logger(cfg *config.Config) *slog.Logger {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		lvl = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl}))
+	opts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler = slog.NewTextHandler(e.stderr, opts)
+	if cfg.LogFormat == "json" {
+		h = slog.NewJSONHandler(e.stderr, opts)
+	}
+	return slog.New(telemetry.LogHandler(h))
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {

@@ -23,6 +23,9 @@ type Config struct {
 	// when the daemon runs behind a proxy; empty = derive from requests.
 	PublicURL string `toml:"public_url" json:"public_url"`
 	LogLevel  string `toml:"log_level" json:"log_level"` // debug, info, warn, error
+	// LogFormat is "text" (default, logfmt-like) or "json" (one object a
+	// line, for log shippers).
+	LogFormat string `toml:"log_format" json:"log_format"`
 	// DefaultAgent serves /.well-known/agent-card.json and `agentd acp`
 	// without --agent; empty = the first configured agent.
 	DefaultAgent string `toml:"default_agent" json:"default_agent"`
@@ -40,6 +43,8 @@ type Config struct {
 	Principals []Principal         `toml:"principals" json:"principals,omitempty"`
 	Auth       Auth                `toml:"auth" json:"auth"`
 	Store      Store               `toml:"store" json:"store"`
+	Metrics    Metrics             `toml:"metrics" json:"metrics"`
+	Telemetry  Telemetry           `toml:"telemetry" json:"telemetry"`
 
 	// lookupEnv is the environment as seen by Load; secrets are read
 	// through it on demand so they never sit in the struct. nil means

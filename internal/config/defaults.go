@@ -11,6 +11,7 @@ import (
 const (
 	DefaultListen         = "127.0.0.1:4200"
 	DefaultLogLevel       = "info"
+	DefaultLogFormat      = "text"
 	DefaultMCPPath        = "/mcp"
 	DefaultA2APath        = "/a2a"
 	DefaultA2AMaxTasks    = 1000
@@ -83,6 +84,7 @@ func (c *Config) ApplyDefaults() {
 		// Only there: with sqlite an url_env would be a mistake to report.
 		setString(&c.Store.URLEnv, DefaultPostgresURLEnv)
 	}
+	setString(&c.LogFormat, DefaultLogFormat)
 	if c.Home != "" {
 		switch {
 		case c.AgentsDir == "":

@@ -161,6 +161,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 
 	checkTools(r, src, root.key("tools"), &c.Tools)
 	checkStore(r, src, root.key("store"), c.Store)
+	checkTelemetry(r, src, c)
 
 	lp := root.key("limits")
 	if math.IsNaN(c.Limits.RatePerSec) || math.IsInf(c.Limits.RatePerSec, 0) || c.Limits.RatePerSec < 0 {
@@ -335,7 +336,7 @@ func checkStore(r *report, src *source, p fieldPath, s Store) {
 	if s.URLEnv == "" {
 		return
 	}
-	if !validEnvName(s.URLEnv) {
+	if !ValidEnvName(s.URLEnv) {
 		r.add(src, p.key("url_env"), "%s (the PostgreSQL connection URL)", envNameMsg)
 	} else if s.Backend != BackendPostgres {
 		r.add(src, p.key("url_env"), "only used with backend = %q", BackendPostgres)

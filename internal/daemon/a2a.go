@@ -49,7 +49,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		return nil, nil
 	}
 	log := d.log.With("component", "a2a")
-	tasks, err := a2aedge.OpenTaskStore(ctx, d.Store, a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log})
+	tasks, err := a2aedge.OpenTaskStore(ctx, d.Store, a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log, Meter: d.Telemetry.MeterProvider()})
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +95,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Client:       edge.client,
 		MCP:          d.MCP,
 		Logger:       log,
+		Meter:        d.Telemetry.MeterProvider(),
 	})
 	edge.server.Register(d.mux)
 	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Logger: log.With("role", "mcp-bridge")})

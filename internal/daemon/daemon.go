@@ -31,6 +31,7 @@ import (
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -40,6 +41,9 @@ type Options struct {
 	// ConnectMCP connects the configured MCP servers in the background;
 	// false for one-shot commands that need no upstreams.
 	ConnectMCP bool
+	// Telemetry, if set, replaces the providers built from the config's
+	// [metrics] and [telemetry] (tests); the daemon shuts it down on Close.
+	Telemetry *telemetry.Telemetry
 }
 
 // Daemon is a running agentd: every component, built and wired.
@@ -53,6 +57,9 @@ type Daemon struct {
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
 	MCP    *mcpclient.Manager
+	// Telemetry holds the meter and tracer providers; its providers are
+	// nil for signals that are off.
+	Telemetry *telemetry.Telemetry
 
 	mux *routeMux
 	// keys resolve bearer keys to principals; empty = no authentication.
@@ -79,9 +86,24 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	if err := d.mountOAuth(); err != nil {
 		return nil, err
 	}
+	d.Telemetry = opts.Telemetry
+	if d.Telemetry == nil {
+		settings, err := cfg.TelemetrySettings()
+		if err != nil {
+			return nil, err
+		}
+		if d.Telemetry, err = telemetry.New(ctx, settings, telemetry.Options{Version: buildinfo.Version(), Logger: log.With("component", "telemetry")}); err != nil {
+			return nil, fmt.Errorf("telemetry: %w", err)
+		}
+	}
+	meter, tracer, capture := d.Telemetry.MeterProvider(), d.Telemetry.TracerProvider(), d.Telemetry.CaptureContent()
+	if h := d.Telemetry.MetricsHandler(); h != nil {
+		d.mux.Handle("GET /metrics", h)
+	}
 
 	db, err := openStore(ctx, cfg, log.With("component", "store"))
 	if err != nil {
+		_ = d.Telemetry.Shutdown(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	d.Store = db
@@ -98,6 +120,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		LoopGuard:      cfg.Tools.LoopGuard,
 		Audit:          d.Audit,
 		Logger:         log.With("component", "tools"),
+		Meter:          meter,
+		Tracer:         tracer,
+		CaptureContent: capture,
 	})
 	untrusted := map[string]policy.Action{}
 	for pat, s := range cfg.Tools.Untrusted {
@@ -110,13 +135,17 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	}
 	d.Kernel = agent.New(agent.Options{
 		Agents:    agent.NewAgents(cfg.Agents, db),
-		Providers: newProviders(cfg, log),
+		Providers: newProviders(cfg, log, telemetry.Transport),
 		Runner:    runner,
 		Sessions:  db,
 		Logger:    log.With("component", "agent"),
 		Workspace: func(m manifest.Manifest) string { return cfg.WorkspaceDir(m.Name, m) },
 		Untrusted: untrusted,
 		MaxDepth:  cfg.Tools.AgentSendMax,
+		Meter:     meter,
+		Tracer:    tracer,
+
+		CaptureContent: capture,
 	})
 
 	d.Tools.Add(builtin.FileTools()...)
@@ -145,6 +174,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 			Authorize:   callbacks.Authorize,
 			TokenDir:    filepath.Join(cfg.Home, "oauth"),
 		},
+		Meter:  meter,
+		Tracer: tracer,
 	})
 	d.Tools.AddSource(d.MCP)
 	d.Tools.Add(d.MCP.ResourceTools()...)
@@ -207,7 +238,10 @@ func (d *Daemon) Handler() http.Handler {
 	// The OAuth redirect comes from a browser, which has no API key; the
 	// state it carries is its credential (see mcpclient.Callbacks).
 	public := append(slices.Clone(httpapi.PublicPaths), mcpclient.CallbackPath)
-	return httpapi.Protect(d.mux, httpapi.ProtectOptions{
+	if d.cfg.Metrics.Public {
+		public = append(public, "/metrics")
+	}
+	protected := httpapi.Protect(d.mux, httpapi.ProtectOptions{
 		Principals: d.keys,
 		Tokens:     d.tokenVerifier(),
 		ResourceMetadata: func(r *http.Request) string {
@@ -222,8 +256,24 @@ func (d *Daemon) Handler() http.Handler {
 		Unlimited:     func(p string) bool { return slices.Contains(httpapi.PublicPaths, p) },
 		JSONRPC:       d.jsonRPC,
 		MaxBodyBytes:  d.cfg.Limits.MaxBodyBytes,
+		Meter:         d.Telemetry.MeterProvider(),
 		Logger:        d.log,
 	})
+	// Outermost: the request id, trace context and duration cover the
+	// refusals of the middleware too.
+	return httpapi.Observe(protected, httpapi.ObserveOptions{
+		Meter:  d.Telemetry.MeterProvider(),
+		Tracer: d.Telemetry.TracerProvider(),
+		Route:  d.routeOf,
+		Logger: d.log.With("component", "http"),
+	})
+}
+
+// routeOf is the route pattern r would match: for requests refused before
+// routing, which no handler tagged.
+func (d *Daemon) routeOf(r *http.Request) string {
+	_, pattern := d.mux.ServeMux.Handler(r)
+	return httpapi.RoutePath(pattern)
 }
 
 // jsonRPC reports whether r is a JSON-RPC request: a POST to an MCP
@@ -364,6 +414,13 @@ func (d *Daemon) Close() error {
 	}
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
+	}
+	if d.Telemetry != nil {
+		// Last: the spans of everything above have ended.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		errs = append(errs, d.Telemetry.Shutdown(ctx))
+		cancel()
+		d.Telemetry = nil
 	}
 	return errors.Join(errs...)
 }

@@ -34,7 +34,9 @@ func listPackages(t *testing.T) []pkgInfo {
 
 // TestImportGraph enforces the architecture (docs/architecture.md): the
 // core and the vocabulary import no protocol edge, no protocol or vendor
-// SDK, and no composition root.
+// SDK, and no composition root. The OpenTelemetry API (attribute, codes,
+// metric, trace, semconv) is vocabulary they may use; its SDK, exporters
+// and the package that holds them (internal/telemetry) are not.
 func TestImportGraph(t *testing.T) {
 	const mod = "github.com/agentd/agentd/internal/"
 	core := []string{"agent", "tool", "policy", "auditlog", "principal", "llm", "store", "manifest", "netguard", "buildinfo", "jsonrpcwire"}
@@ -44,13 +46,22 @@ func TestImportGraph(t *testing.T) {
 		mod + "llm/anthropic", mod + "llm/gemini", mod + "builtin",
 		"github.com/modelcontextprotocol/", "github.com/a2aproject/", "github.com/coder/acp-go-sdk",
 		"github.com/openai/", "github.com/anthropics/", "google.golang.org/genai", "modernc.org/", "github.com/jackc/",
+		"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters/", "go.opentelemetry.io/proto/",
+		"github.com/prometheus/", "google.golang.org/grpc",
 	}
+	// Exact: internal/telemetry/attrset is API-only vocabulary.
+	forbiddenExact := []string{mod + "telemetry"}
 	for _, p := range listPackages(t) {
 		name, ok := strings.CutPrefix(p.ImportPath, mod)
 		if !ok || !isCore(name, core) || strings.HasSuffix(name, "test") {
 			continue
 		}
 		for _, dep := range p.Deps {
+			for _, f := range forbiddenExact {
+				if dep == f {
+					t.Errorf("core package %s depends on %s", p.ImportPath, dep)
+				}
+			}
 			for _, f := range forbidden {
 				if dep == f || strings.HasPrefix(dep, f) && (strings.HasSuffix(f, "/") || strings.HasPrefix(dep, f+"/")) {
 					t.Errorf("core package %s depends on %s", p.ImportPath, dep)
@@ -67,6 +78,19 @@ func isCore(name string, core []string) bool {
 		}
 	}
 	return false
+}
+
+// TestNoTelemetryGlobals: no agentd package imports the root otel
+// package, where the global providers and propagator live: providers are
+// injected by the composition root, never registered globally.
+func TestNoTelemetryGlobals(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if imp == "go.opentelemetry.io/otel" {
+				t.Errorf("%s imports go.opentelemetry.io/otel (global providers); take a provider in its options instead", p.ImportPath)
+			}
+		}
+	}
 }
 
 // TestPackageDocs checks that every package has a doc comment.

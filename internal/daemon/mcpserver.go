@@ -43,6 +43,8 @@ func (d *Daemon) newMCPServer(ctx context.Context) (*mcpserver.Server, error) {
 		Version:         buildinfo.Version(),
 		ConfigOrigin:    d.cfg.Origin(),
 		Logger:          d.log.With("component", "mcp-server"),
+		Meter:           d.Telemetry.MeterProvider(),
+		Tracer:          d.Telemetry.TracerProvider(),
 	}
 	// Gateways forward resources and prompts when the client manager can
 	// hand out its upstream sessions.

@@ -21,13 +21,29 @@ import (
 type providers struct {
 	cfg *config.Config
 	log *slog.Logger
+	// wrap wraps each provider's HTTP transport (trace propagation).
+	wrap func(http.RoundTripper) http.RoundTripper
 
 	mu    sync.Mutex
 	built map[string]llm.Provider
 }
 
-func newProviders(cfg *config.Config, log *slog.Logger) *providers {
-	return &providers{cfg: cfg, log: log, built: map[string]llm.Provider{}}
+func newProviders(cfg *config.Config, log *slog.Logger, wrap func(http.RoundTripper) http.RoundTripper) *providers {
+	return &providers{cfg: cfg, log: log, wrap: wrap, built: map[string]llm.Provider{}}
+}
+
+// GenAIProvider implements agent.GenAIProviders: the semantic-convention
+// name of the vendor behind provider name.
+func (p *providers) GenAIProvider(name string) string {
+	switch p.cfg.Providers[name].Kind {
+	case config.KindOpenAI:
+		return "openai"
+	case config.KindAnthropic:
+		return "anthropic"
+	case config.KindGemini:
+		return "gcp.gemini"
+	}
+	return ""
 }
 
 // Provider implements agent.Providers.
@@ -41,7 +57,7 @@ func (p *providers) Provider(name string) (llm.Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("provider %q is not configured (add [providers.%s] to %s)", name, name, p.cfg.File)
 	}
-	pr, err := buildProvider(name, pc, p.cfg, p.log)
+	pr, err := buildProvider(name, pc, p.cfg, p.log, p.wrap)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +65,7 @@ func (p *providers) Provider(name string) (llm.Provider, error) {
 	return pr, nil
 }
 
-func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slog.Logger) (llm.Provider, error) {
+func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slog.Logger, wrap func(http.RoundTripper) http.RoundTripper) (llm.Provider, error) {
 	// base_url, else the vendor's variable (OPENAI_BASE_URL, ...), else
 	// "" for the vendor's public endpoint.
 	ep, _ := cfg.ProviderEndpoint(name)
@@ -75,7 +91,11 @@ func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slo
 	// idle connections per host, or every extra run pays a new handshake.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 32
-	hc := &http.Client{Timeout: timeout, Transport: tr}
+	var rt http.RoundTripper = tr
+	if wrap != nil {
+		rt = wrap(tr)
+	}
+	hc := &http.Client{Timeout: timeout, Transport: rt}
 	log = log.With("provider", name)
 	// The host only: a query string may carry a key.
 	if u, err := url.Parse(ep.Shown); err == nil {

@@ -14,11 +14,15 @@ import (
 
 // Error is the stable JSON error shape of every API response:
 //
-//	{"error": {"code": "not_found", "message": "agent not found: \"x\""}}
+//	{"error": {"code": "not_found", "message": "agent not found: \"x\"", "request_id": "..."}}
+//
+// request_id is the answer's X-Request-Id, which the daemon's log records
+// of the request carry too.
 type Error struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Status    int    `json:"-"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -60,11 +64,12 @@ func toError(err error) *Error {
 
 // writeError writes err in the stable shape and logs server errors.
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
-	e := toError(err)
+	e := *toError(err)
+	e.RequestID = RequestIDOf(w)
 	if e.Status >= 500 {
-		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeJSON(w, e.Status, map[string]*Error{"error": e})
+	writeJSON(w, e.Status, map[string]*Error{"error": &e})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -78,5 +83,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // WriteError writes an error in the API's stable shape; middleware and
 // other edges' non-protocol routes use it.
 func WriteError(w http.ResponseWriter, status int, code, message string) {
-	writeJSON(w, status, map[string]*Error{"error": {Status: status, Code: code, Message: message}})
+	writeJSON(w, status, map[string]*Error{"error": {Status: status, Code: code, Message: message, RequestID: RequestIDOf(w)}})
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"github.com/agentd/agentd/internal/principal"
 	"io"
 	"log/slog"
 	"math"
@@ -15,6 +14,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/agentd/agentd/internal/principal"
+	"github.com/agentd/agentd/internal/telemetry"
 )
 
 // ProtectOptions configure the middleware every request passes through.
@@ -51,7 +55,9 @@ type ProtectOptions struct {
 	JSONRPC func(r *http.Request) bool
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// Meter counts refusals (agentd.http.rate_limited); nil counts none.
+	Meter  metric.MeterProvider
+	Logger *slog.Logger
 	// Now is the clock, for tests; nil = time.Now.
 	Now func() time.Time
 }
@@ -80,6 +86,12 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		opts.JSONRPC = func(*http.Request) bool { return false }
 	}
 	limiter := newGCRA(opts.RatePerSec, opts.Burst, opts.Now)
+	var refused metric.Int64Counter
+	if opts.Meter != nil {
+		refused, _ = opts.Meter.Meter(telemetry.Scope).Int64Counter("agentd.http.rate_limited",
+			metric.WithUnit("{request}"),
+			metric.WithDescription("Requests refused with 429 by the per-client rate limit."))
+	}
 	keys := opts.Principals
 	if opts.APIKey != "" {
 		keys = &principal.Keys{}
@@ -106,6 +118,9 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		}
 		if limited(r, opts, authRequired, token) {
 			if ok, retry := limiter.allow(clientKey(r, who, token)); !ok {
+				if refused != nil {
+					refused.Add(r.Context(), 1)
+				}
 				refuse(w, r, opts.JSONRPC(r), retry)
 				return
 			}
@@ -131,7 +146,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			}
 			w.Header().Set("WWW-Authenticate", challenge)
 			WriteError(w, http.StatusUnauthorized, "unauthorized", msg)
-			log.Debug("unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "reason", tokenErr)
+			log.DebugContext(r.Context(), "unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "reason", tokenErr)
 			return
 		}
 		if who != nil {
@@ -208,8 +223,12 @@ func refuse(w http.ResponseWriter, r *http.Request, jsonrpc bool, retry time.Dur
 		WriteError(w, http.StatusTooManyRequests, "rate_limited", msg)
 		return
 	}
+	data := map[string]any{"retryAfterSeconds": secs}
+	if id := RequestIDOf(w); id != "" {
+		data["requestId"] = id
+	}
 	body, _ := json.Marshal(rpcRefusal{JSONRPC: "2.0", ID: requestID(r), Error: rpcError{
-		Code: CodeRateLimited, Message: msg, Data: map[string]int{"retryAfterSeconds": secs},
+		Code: CodeRateLimited, Message: msg, Data: data,
 	}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusTooManyRequests)

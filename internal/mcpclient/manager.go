@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/netguard"
@@ -53,6 +55,13 @@ type Options struct {
 	KeepAlive time.Duration
 	// OAuth serves the http servers configured with an oauth table.
 	OAuth OAuthOptions
+	// Meter records upstream call latency and the servers' state and
+	// reconnects; nil records nothing.
+	Meter metric.MeterProvider
+	// Tracer starts a client span per upstream tools/call; nil starts
+	// none. Either way the caller's trace context goes upstream in the
+	// request's _meta (traceparent, tracestate).
+	Tracer trace.TracerProvider
 }
 
 func (o Options) withDefaults() Options {
@@ -112,6 +121,7 @@ type Manager struct {
 	quit     chan struct{}
 	notifier sync.WaitGroup
 	token    atomic.Uint64
+	obs      *observer // nil when neither metrics nor traces are on
 }
 
 var _ tool.Source = (*Manager)(nil)
@@ -133,6 +143,7 @@ func NewManager(opts Options) *Manager {
 		quit:    make(chan struct{}),
 	}
 	m.builtins = newBuiltins(m)
+	m.obs = newObserver(m)
 	empty := []tool.Tool{}
 	m.snapshot.Store(&empty)
 	m.notifier.Add(1)

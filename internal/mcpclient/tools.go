@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -55,6 +56,13 @@ var (
 // A call whose connection breaks fails at once with an error wrapping
 // tool.ErrDisconnected; it is never replayed.
 func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
+	if o := t.srv.m.obs; o != nil {
+		return o.observedCall(ctx, t, c)
+	}
+	return t.call(ctx, c)
+}
+
+func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	var raw json.RawMessage
 	if c != nil {
 		raw = c.Args
@@ -113,6 +121,9 @@ func (s *server) upstreamCall(ctx context.Context, sess *session, upstream strin
 
 	params := &mcp.CallToolParams{Name: upstream, Arguments: args}
 	params.SetProgressToken(token)
+	// The call's trace goes on upstream: MCP carries W3C trace context in
+	// _meta, as HTTP does in headers.
+	telemetry.InjectMeta(ctx, params.Meta)
 	if isStateless(sess) {
 		// 2026-07-28 has no logging/setLevel: the level travels with
 		// each request, and log messages with its response stream.

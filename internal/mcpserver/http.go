@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/agentd/agentd/internal/jsonrpcwire"
+	"github.com/agentd/agentd/internal/telemetry"
 )
 
 // HTTP header names of the Streamable HTTP transport.
@@ -91,15 +92,20 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		}
 		var id json.RawMessage
 		if h == e.stateful {
-			if f := jsonrpcwire.Scan(body); f.Complete && f.Method != "" && string(f.ID) != "null" {
+			f := jsonrpcwire.Scan(body)
+			if f.Complete && f.Method != "" && string(f.ID) != "null" {
 				id = f.ID
 			}
 			if sid := r.Header.Get(headerSessionID); sid != "" {
-				w = e.trackCancellation(w, sid, id, method, body)
+				w = e.trackCancellation(w, sid, id, f.Method, body)
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		// The SDK runs a session's handlers on the session's context,
+		// not the request's; the headers are what it hands them
+		// (req.Extra.Header), so the request's span goes there.
+		telemetry.Inject(r.Context(), r.Header)
 		e.bound[h].ServeHTTP(w, r)
 		if f, ok := w.(*answerFilter); ok {
 			e.flights.finish(f.key)

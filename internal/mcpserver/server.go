@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/config"
@@ -72,6 +74,11 @@ type Options struct {
 	// for the warning logged when a client lists tools and none are served.
 	ConfigOrigin string
 	Logger       *slog.Logger
+	// Meter records mcp.server.operation.duration; nil records nothing.
+	Meter metric.MeterProvider
+	// Tracer starts a server span per MCP request, child of the trace
+	// context in its _meta or its HTTP request; nil starts none.
+	Tracer trace.TracerProvider
 }
 
 // Server is the MCP server edge. It builds its SDK servers once and keeps
@@ -91,6 +98,7 @@ type Server struct {
 	// noToolsLogged is set once an empty tool list has been explained
 	// (explainNoTools), and cleared when tools are served again.
 	noToolsLogged atomic.Bool
+	obs           *observer // nil when neither metrics nor traces are on
 
 	// Re-syncing runs on a goroutine that exists only while there is work,
 	// so a Server that is never closed leaks nothing; Close waits for it.
@@ -165,7 +173,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, log: log, gateways: map[string]*endpoint{}, eofGrace: eofGrace, sets: slices.Clone(opts.ToolSets)}
+	s := &Server{opts: opts, log: log, gateways: map[string]*endpoint{}, eofGrace: eofGrace, sets: slices.Clone(opts.ToolSets), obs: newObserver(opts)}
 	s.main = s.newEndpoint("", &mcp.ServerOptions{
 		Instructions: "Each agentd_agent_* tool sends a message to one agentd agent and returns its answer. " +
 			"Pass the session_id of an earlier answer to continue that conversation. " +
@@ -223,6 +231,9 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 		served: map[string]string{},
 	}
 	srv.AddReceivingMiddleware(s.filterTools(e.mayUse))
+	if s.obs != nil {
+		srv.AddReceivingMiddleware(s.observe(e))
+	}
 	e.bound = map[http.Handler]http.Handler{e.stateful: bindPrincipal(e.stateful), e.stateless: bindPrincipal(e.stateless)}
 	return e
 }

@@ -8,15 +8,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 )
 
@@ -67,6 +70,14 @@ type RunnerOptions struct {
 	LoopGuard     int      // the Nth identical consecutive call is refused; default 3
 	Audit         AuditLog // nil = no audit (tests only)
 	Logger        *slog.Logger
+	// Meter records agentd.tool.calls and agentd.tool.call.duration; nil
+	// records nothing (and costs nothing).
+	Meter metric.MeterProvider
+	// Tracer starts an execute_tool span per call, carrying the policy
+	// decision and the outcome; nil starts none.
+	Tracer trace.TracerProvider
+	// CaptureContent puts the call's arguments on its span.
+	CaptureContent bool
 }
 
 // Runner is the one pipeline every tool call passes through.
@@ -74,6 +85,7 @@ type Runner struct {
 	tools Lookup
 	opts  RunnerOptions
 	log   *slog.Logger
+	obs   *observer // nil when neither metrics nor traces are on
 }
 
 // NewRunner returns a runner over tools.
@@ -94,7 +106,7 @@ func NewRunner(tools Lookup, opts RunnerOptions) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{tools: tools, opts: opts, log: log}
+	return &Runner{tools: tools, opts: opts, log: log, obs: newObserver(opts)}
 }
 
 // ScopeParams describe the run a Scope serves.
@@ -194,6 +206,23 @@ type Outcome struct {
 	Untrusted  bool
 	Decision   string // allow, deny, approved, rejected
 	Duration   time.Duration
+	// unknown marks a call of a tool that does not exist: its name came
+	// from the model and must not become a metric label.
+	unknown bool
+}
+
+// outcome classifies a finished call for the audit log and metrics: ok,
+// error, denied or cancelled.
+func (o *Outcome) outcome() string {
+	switch {
+	case o.Decision == "deny" || o.Decision == "rejected":
+		return "denied"
+	case o.Result.Content == "cancelled":
+		return "cancelled"
+	case o.Result.IsError:
+		return "error"
+	}
+	return "ok"
 }
 
 // Call runs one tool call through the pipeline. It never returns an error:
@@ -204,18 +233,27 @@ func (s *Scope) Call(ctx context.Context, call llm.ToolCall, progress func(msg s
 	if progress == nil {
 		progress = func(string, float64, float64) {}
 	}
+	var span trace.Span
+	if s.r.obs != nil {
+		ctx, span = s.r.obs.start(ctx, s, call)
+	}
 	out := s.call(ctx, call, progress)
 	out.Duration = time.Since(start)
 	out.Result.CallID = call.ID
 	out.Result.Name = call.Name
 	s.audit(ctx, call, out)
+	if s.r.obs != nil {
+		s.r.obs.end(ctx, span, call, out)
+	}
 	return out
 }
 
 func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(string, float64, float64)) Outcome {
 	t, ok := s.lookup(call.Name)
 	if !ok {
-		return refused("deny", fmt.Sprintf("unknown tool %q: it does not exist or its server is disconnected", call.Name))
+		out := refused("deny", fmt.Sprintf("unknown tool %q: it does not exist or its server is disconnected", call.Name))
+		out.unknown = true
+		return out
 	}
 	spec := t.Spec()
 	args := call.Arguments
@@ -337,15 +375,7 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	if s.r.opts.Audit == nil {
 		return
 	}
-	outcome := "ok"
-	switch {
-	case out.Decision == "deny" || out.Decision == "rejected":
-		outcome = "denied"
-	case out.Result.Content == "cancelled":
-		outcome = "cancelled"
-	case out.Result.IsError:
-		outcome = "error"
-	}
+	outcome := out.outcome()
 	detail := ""
 	if out.Result.IsError {
 		detail = firstLine(out.Result.Content, 200)
