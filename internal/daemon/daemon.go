@@ -31,6 +31,7 @@ import (
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -53,6 +54,9 @@ type Daemon struct {
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
 	MCP    *mcpclient.Manager
+	// Cluster is this daemon's membership in the replicas sharing its
+	// PostgreSQL store; nil with SQLite.
+	Cluster *postgres.Cluster
 
 	mux *routeMux
 	// keys resolve bearer keys to principals; empty = no authentication.
@@ -85,6 +89,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, err
 	}
 	d.Store = db
+	d.Cluster, err = joinReplicas(ctx, cfg, db, log.With("component", "replicas"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 
 	// Audit records are written off the tool call's path, in batches; the
 	// API's reads wait for what was queued before them.
@@ -103,7 +112,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	for pat, s := range cfg.Tools.Untrusted {
 		a, err := policy.ParseAction(s)
 		if err != nil {
-			db.Close()
+			d.Close()
 			return nil, fmt.Errorf("tools.untrusted[%q]: %w", pat, err)
 		}
 		untrusted[pat] = a
@@ -117,7 +126,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Workspace: func(m manifest.Manifest) string { return cfg.WorkspaceDir(m.Name, m) },
 		Untrusted: untrusted,
 		MaxDepth:  cfg.Tools.AgentSendMax,
+		Turns:     d.turnLocks(),
 	})
+	if d.Cluster != nil {
+		// A dead replica's turn is recorded as interrupted, in the
+		// session, by whichever replica notices.
+		d.Cluster.SetTurnReaper(d.Kernel.InterruptedTurn)
+	}
 
 	d.Tools.Add(builtin.FileTools()...)
 	d.Tools.Add(builtin.ShellExec(builtin.ShellOptions{
@@ -162,7 +177,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(),
 	})
 	api.Register(d.mux)
 	mcpSrv, err := d.mountMCP(ctx)
@@ -362,10 +377,33 @@ func (d *Daemon) Close() error {
 		// queue is drained completely before the store closes.
 		errs = append(errs, d.Audit.Close())
 	}
+	if d.Cluster != nil {
+		// After the edges: their runs have ended and released their
+		// turns. Leaving lets the other replicas fail at once whatever
+		// did not end.
+		errs = append(errs, d.Cluster.Close())
+	}
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// turnLocks is what makes a session's turns exclusive across replicas:
+// the cluster, or nil when this daemon is alone.
+func (d *Daemon) turnLocks() agent.TurnLocks {
+	if d.Cluster == nil {
+		return nil
+	}
+	return d.Cluster
+}
+
+// replicaID is this daemon's replica id, "" when it is alone.
+func (d *Daemon) replicaID() string {
+	if d.Cluster == nil {
+		return ""
+	}
+	return d.Cluster.ID()
 }
 
 // apiStore is the store as the API sees it: the audit log read through
