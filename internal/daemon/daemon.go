@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -66,6 +67,14 @@ type Daemon struct {
 	// closers stop the edges' background work, in reverse order, before
 	// the MCP connections and the store close.
 	closers []func() error
+
+	// connectMCP says whether this daemon connects upstream MCP servers.
+	connectMCP bool
+	// mcpMu orders changes to the runtime MCP servers (the API's, and
+	// those other replicas make); mcpApplied is the stored config each
+	// connected runtime server was added with.
+	mcpMu      sync.Mutex
+	mcpApplied map[string]json.RawMessage
 }
 
 // New builds a daemon from cfg. ctx bounds start-up work only.
@@ -74,7 +83,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux()}
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux(), connectMCP: opts.ConnectMCP, mcpApplied: map[string]json.RawMessage{}}
 	keys, err := cfg.PrincipalKeys()
 	if err != nil {
 		return nil, fmt.Errorf("principals: %w", err)
@@ -173,6 +182,16 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		// Connections happen in the background: the daemon is healthy
 		// before slow servers finish, and one failure blocks nothing.
 		d.MCP.Start(context.WithoutCancel(ctx), servers)
+		for _, s := range servers {
+			if !d.configServer(s.Name) {
+				data, _ := json.Marshal(s)
+				d.mcpApplied[s.Name] = data
+			}
+		}
+	}
+	if d.Cluster != nil {
+		// What other replicas change through the API, this one applies.
+		d.closers = append(d.closers, d.followReplicas().Close)
 	}
 
 	api := httpapi.New(httpapi.Options{
@@ -485,6 +504,8 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
+	a.d.mcpMu.Lock()
+	defer a.d.mcpMu.Unlock()
 	if err := a.d.MCP.Add(ctx, c); err != nil {
 		return err
 	}
@@ -492,6 +513,7 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 		_ = a.d.MCP.Remove(ctx, c.Name)
 		return fmt.Errorf("persist mcp server %q: %w", c.Name, err)
 	}
+	a.d.mcpApplied[c.Name] = data
 	return nil
 }
 
@@ -501,9 +523,12 @@ func (a mcpAdmin) Remove(ctx context.Context, name string) error {
 			return fmt.Errorf("%w: mcp server %q is defined in the config file", agent.ErrReadOnly, name)
 		}
 	}
+	a.d.mcpMu.Lock()
+	defer a.d.mcpMu.Unlock()
 	if err := a.d.Store.DeleteMCPServer(ctx, name); err != nil {
 		return err
 	}
+	delete(a.d.mcpApplied, name)
 	return a.d.MCP.Remove(ctx, name)
 }
 

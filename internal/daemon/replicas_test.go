@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm/llmtest"
@@ -81,7 +83,7 @@ func startInproc(t *testing.T, modelURL string, env map[string]string) *inprocRe
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(t.Context(), cfg, Options{})
+	d, err := New(t.Context(), cfg, Options{ConnectMCP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,4 +278,139 @@ func TestReplicaKill9FailsItsWork(t *testing.T) {
 	if done := res.(*a2a.Task); done.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("next turn in the session: %s %v", done.Status.State, done.Status.Message)
 	}
+}
+
+// apiDo sends method path with a JSON body and the API key to base.
+func apiDo(t *testing.T, base, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+a2aTestKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+// mcpClientTo connects an MCP client (2025-11-25, a session) to base's
+// /mcp; listChanged receives one value per tools/list_changed.
+func mcpClientTo(t *testing.T, base string, listChanged chan<- struct{}) *mcp.ClientSession {
+	t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case listChanged <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: bearerClient()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// toolNames lists the tools cs sees.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// waitFor polls cond every 20 ms until it holds, failing t after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestReplicaChangesPropagate: an agent and an MCP server registered
+// through replica A appear on replica B within a second, B's MCP clients
+// get tools/list_changed, and a deletion through A reaches B too.
+func TestReplicaChangesPropagate(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "hi"}))
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+
+	changed := make(chan struct{}, 1)
+	cs := mcpClientTo(t, b.URL, changed)
+	if names := toolNames(t, cs); slices.Contains(names, "agentd_agent_fresh") {
+		t.Fatalf("tools before the agent exists: %v", names)
+	}
+	start := time.Now()
+	if code, out := apiDo(t, a.URL, "POST", "/api/agents", `{"name":"fresh","provider":"fake","model":"m","expose":{"mcp":true}}`); code != http.StatusCreated {
+		t.Fatalf("create agent on A: %d %v", code, out)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("B's MCP client got no tools/list_changed after an agent was created through A")
+	}
+	took := time.Since(start)
+	t.Logf("agent created on A: list_changed on B's client after %v", took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("list_changed took %v, want under a second", took)
+	}
+	if names := toolNames(t, cs); !slices.Contains(names, "agentd_agent_fresh") {
+		t.Errorf("B's tools after the change: %v", names)
+	}
+
+	// An upstream MCP server registered through A is connected by B.
+	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upSrv.Close()
+	reg := fmt.Sprintf(`{"name":"up","transport":{"type":"http","url":%q},"allow_private":true,"allowed_tools":["echo"]}`, upSrv.URL)
+	start = time.Now()
+	if code, out := apiDo(t, a.URL, "POST", "/api/mcp/servers", reg); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("register mcp server on A: %d %v", code, out)
+	}
+	hasTool := func(base, name string) bool {
+		_, out := apiGet(t, base, "/api/tools")
+		return strings.Contains(fmt.Sprint(out["tools"]), name)
+	}
+	took = waitFor(t, 5*time.Second, "B connects the MCP server registered through A", func() bool { return hasTool(b.URL, "mcp_up_echo") })
+	t.Logf("mcp server registered on A: its tool on B after %v", took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("B took %v to connect the server, want under a second", took)
+	}
+	if code, out := apiDo(t, a.URL, "DELETE", "/api/mcp/servers/up", ""); code != http.StatusNoContent && code != http.StatusOK {
+		t.Fatalf("delete mcp server on A: %d %v", code, out)
+	}
+	waitFor(t, 5*time.Second, "B drops the MCP server deleted through A", func() bool { return !hasTool(b.URL, "mcp_up_echo") })
+	_, out := apiGet(t, b.URL, "/api/mcp/servers")
+	if strings.Contains(fmt.Sprint(out["servers"]), "up") {
+		t.Errorf("B still lists the deleted server: %v", out["servers"])
+	}
+
+	// A deleted agent leaves B's tool list too.
+	if code, out := apiDo(t, a.URL, "DELETE", "/api/agents/fresh", ""); code != http.StatusNoContent && code != http.StatusOK {
+		t.Fatalf("delete agent on A: %d %v", code, out)
+	}
+	waitFor(t, 5*time.Second, "B's MCP tools drop the deleted agent", func() bool { return !slices.Contains(toolNames(t, cs), "agentd_agent_fresh") })
 }
