@@ -414,3 +414,49 @@ func TestReplicaChangesPropagate(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "B's MCP tools drop the deleted agent", func() bool { return !slices.Contains(toolNames(t, cs), "agentd_agent_fresh") })
 }
+
+// TestReplicaOneTurnAtATime: while replica A runs a turn of a session,
+// a message to that session through replica B is refused busy (409),
+// saying another replica runs it; once A's turn ends, B runs the next.
+func TestReplicaOneTurnAtATime(t *testing.T) {
+	inModel := make(chan struct{}, 1)
+	release := make(chan struct{})
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		if r.LastUserText() == "slow" {
+			inModel <- struct{}{}
+			<-release
+		}
+		return llmtest.Reply{Text: "done: " + r.LastUserText()}
+	})
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+
+	code, out := apiDo(t, a.URL, "POST", "/api/agents/alpha/messages", `{"message":"hello"}`)
+	if code != http.StatusOK {
+		t.Fatalf("first turn: %d %v", code, out)
+	}
+	sid := out["session_id"].(string)
+	slow := make(chan int, 1)
+	go func() {
+		code, _ := apiDo(t, a.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"slow","session_id":%q}`, sid))
+		slow <- code
+	}()
+	select {
+	case <-inModel:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow turn never reached the model")
+	}
+	code, out = apiDo(t, b.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"meanwhile","session_id":%q}`, sid))
+	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(out), "another replica") {
+		t.Errorf("turn through B while A runs one: %d %v; want 409 naming another replica", code, out)
+	}
+	close(release)
+	if code := <-slow; code != http.StatusOK {
+		t.Fatalf("slow turn: %d", code)
+	}
+	code, out = apiDo(t, b.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"after","session_id":%q}`, sid))
+	if code != http.StatusOK || out["text"] != "done: after" {
+		t.Errorf("turn through B after A's ended: %d %v", code, out)
+	}
+}
