@@ -58,6 +58,7 @@ type PusherOptions struct {
 // lists a task's configs for every event of the task.
 type PushConfigStore interface {
 	PutPushConfig(ctx context.Context, c store.PushConfig) error
+	ListPushConfigs(ctx context.Context, taskID string) ([]store.PushConfig, error)
 	AllPushConfigs(ctx context.Context) ([]store.PushConfig, error)
 	DeletePushConfig(ctx context.Context, taskID, id string) error
 	DeletePushConfigs(ctx context.Context, taskID string) (int, error)
@@ -151,6 +152,13 @@ func (p *Pusher) Notify(ctx context.Context, taskID a2a.TaskID, event a2a.Event)
 		_ = p.SendPush(ctx, c, event) // never fails: it queues or drops
 	}
 	return nil
+}
+
+// Reload reads taskID's configs from the store again: another replica
+// sharing the store changed them, and this one may be running the task.
+// Without a store it does nothing.
+func (p *Pusher) Reload(ctx context.Context, taskID a2a.TaskID) error {
+	return p.configs.reload(ctx, taskID)
 }
 
 // SendPush implements push.Sender: it queues the event for every webhook
@@ -333,6 +341,49 @@ func (s *pushConfigs) forget(ctx context.Context, evicted []a2a.TaskID) {
 			s.log.Warn("delete evicted push notification configs", "task", id, "err", err)
 		}
 	}
+}
+
+// reload replaces taskID's configs in memory by the stored ones.
+func (s *pushConfigs) reload(ctx context.Context, taskID a2a.TaskID) error {
+	if s.db == nil {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if !s.loaded.Load() {
+		return s.loadLocked(ctx) // reads every task's, this one's included
+	}
+	stored, err := s.db.ListPushConfigs(ctx, string(taskID))
+	if err != nil {
+		return fmt.Errorf("reload push notification configs of task %s: %w", taskID, err)
+	}
+	var list []*a2a.PushConfig
+	for _, r := range stored {
+		var c a2a.PushConfig
+		if err := json.Unmarshal(r.Config, &c); err != nil || c.URL == "" {
+			s.log.Warn("stored push notification config is unreadable; ignored", "task", r.TaskID, "config", r.ID)
+			continue
+		}
+		c.TaskID, c.ID = taskID, r.ID
+		list = append(list, &c)
+	}
+	s.mu.Lock()
+	_, had := s.byTask[taskID]
+	var evicted []a2a.TaskID
+	switch {
+	case len(list) == 0:
+		delete(s.byTask, taskID)
+		s.order = slices.DeleteFunc(s.order, func(id a2a.TaskID) bool { return id == taskID })
+	case had:
+		s.byTask[taskID] = list
+	default:
+		s.byTask[taskID] = list
+		s.order = append(s.order, taskID)
+		evicted = s.evictLocked()
+	}
+	s.mu.Unlock()
+	s.forget(ctx, evicted)
+	return nil
 }
 
 // Save implements push.ConfigStore.

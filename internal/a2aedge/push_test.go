@@ -484,6 +484,18 @@ func (m *memPushDB) AllPushConfigs(context.Context) ([]store.PushConfig, error) 
 	return slices.Clone(m.rows), nil
 }
 
+func (m *memPushDB) ListPushConfigs(_ context.Context, taskID string) ([]store.PushConfig, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []store.PushConfig
+	for _, r := range m.rows {
+		if r.TaskID == taskID {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 func (m *memPushDB) DeletePushConfig(_ context.Context, taskID, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -153,6 +153,29 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// TasksFailed sends the push notifications of tasks failed outside any
+// run of this server: a dead replica's tasks, failed by this one's
+// reaper, since the replica that ran them cannot. Each config is read
+// from the store again first: it may have been set through any replica.
+func (s *Server) TasksFailed(ctx context.Context, tasks []store.Task) {
+	if s.opts.Push == nil {
+		return
+	}
+	for _, t := range tasks {
+		var task a2a.Task
+		if err := json.Unmarshal(t.Data, &task); err != nil || task.ID == "" {
+			continue
+		}
+		if err := s.opts.Push.Reload(ctx, task.ID); err != nil {
+			s.log.Warn("push notification of a failed task not sent", "task", task.ID, "err", err)
+			continue
+		}
+		if err := s.opts.Push.Notify(ctx, task.ID, &task); err != nil {
+			s.log.Warn("push notification of a failed task not sent", "task", task.ID, "err", err)
+		}
+	}
+}
+
 // Register adds the A2A routes to mux. This is the route table.
 func (s *Server) Register(mux Router) {
 	lp := s.lp

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
@@ -115,30 +116,50 @@ func (s *TaskStore) Close() error {
 const RestartReason = "agentd stopped while this task was %s; a run does not survive a restart, so the task failed. Send the message again to retry."
 
 // FailRunningTasks marks every task a previous process left non-terminal
-// as failed, with RestartReason in its status message. The daemon calls it
-// once at start, before serving.
+// as failed, with RestartReason in its status message. A daemon that is
+// the only one on its store calls it once at start, before serving;
+// replicas sharing a store fail only dead replicas' tasks (FailTask).
 func (s *TaskStore) FailRunningTasks(ctx context.Context) (int, error) {
-	now := time.Now().UTC()
 	n, err := s.st.FailRunningTasks(ctx, func(t store.Task) (json.RawMessage, string) {
-		var task a2a.Task
-		if err := json.Unmarshal(t.Data, &task); err != nil || task.ID == "" {
-			task = a2a.Task{ID: a2a.TaskID(t.ID), ContextID: t.ContextID}
-		}
-		if task.Status.Message != nil {
-			task.History = append(task.History, task.Status.Message)
-		}
-		msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &task, a2a.NewTextPart(fmt.Sprintf(RestartReason, stateWord(task.Status.State))))
-		task.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
-		data, err := json.Marshal(&task)
-		if err != nil {
-			data = t.Data
-		}
-		return data, string(a2a.TaskStateFailed)
+		return failTask(t, func(state a2a.TaskState) string { return fmt.Sprintf(RestartReason, stateWord(state)) })
 	})
 	if err != nil {
 		return 0, fmt.Errorf("fail a2a tasks left running: %w", err)
 	}
 	return n, nil
+}
+
+// FailTask returns the stored task t failed because reason (a clause
+// such as "the agentd replica r1 that was running it stopped"): its new
+// data, whose status message says why, and its new state. The message
+// the task had is kept in its history.
+func FailTask(t store.Task, reason string) (json.RawMessage, string) {
+	return failTask(t, func(state a2a.TaskState) string {
+		r := []rune(reason)
+		if len(r) > 0 {
+			r[0] = unicode.ToUpper(r[0])
+		}
+		return fmt.Sprintf("%s while this task was %s, so the task failed. Send the message again to retry.", string(r), stateWord(state))
+	})
+}
+
+// failTask fails t with the status text why gives for its last state.
+func failTask(t store.Task, why func(a2a.TaskState) string) (json.RawMessage, string) {
+	now := time.Now().UTC()
+	var task a2a.Task
+	if err := json.Unmarshal(t.Data, &task); err != nil || task.ID == "" {
+		task = a2a.Task{ID: a2a.TaskID(t.ID), ContextID: t.ContextID}
+	}
+	if task.Status.Message != nil {
+		task.History = append(task.History, task.Status.Message)
+	}
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, &task, a2a.NewTextPart(why(task.Status.State)))
+	task.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: &now}
+	data, err := json.Marshal(&task)
+	if err != nil {
+		data = t.Data
+	}
+	return data, string(a2a.TaskStateFailed)
 }
 
 // Create implements taskstore.Store.

@@ -142,6 +142,12 @@ func (a *Agents) OnChange(f func()) (cancel func()) {
 	}
 }
 
+// Changed tells the directory that its agents changed elsewhere: another
+// replica sharing the store created, updated or deleted one. The
+// directory reads the store on every call, so only its watchers need
+// telling; they run as after a change made here.
+func (a *Agents) Changed() { a.changed() }
+
 func (a *Agents) changed() {
 	a.mu.Lock()
 	fs := make([]func(), 0, len(a.watchers))

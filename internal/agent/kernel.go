@@ -73,6 +73,21 @@ type Options struct {
 	Tracer trace.TracerProvider
 	// CaptureContent puts prompts and completions on chat spans.
 	CaptureContent bool
+	// Turns makes a session's turns exclusive across the processes that
+	// share the store (replicas); nil means this process is alone, and
+	// the kernel's own table of busy sessions is enough.
+	Turns TurnLocks
+}
+
+// TurnLocks claim sessions for one turn across processes. A claim must
+// not outlive its holder for long: when the process dies, its claims are
+// released (and the turns recorded as interrupted: InterruptedTurn).
+type TurnLocks interface {
+	// TryLockTurn claims the session; false if a turn of it runs
+	// anywhere.
+	TryLockTurn(ctx context.Context, sessionID string) (bool, error)
+	// UnlockTurn releases this process's claim.
+	UnlockTurn(ctx context.Context, sessionID string) error
 }
 
 // Kernel runs agents.
@@ -374,8 +389,8 @@ func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Ma
 	}
 	// Claimed before the history is read, so that no other turn of the
 	// session can append to it between the read and this turn's writes.
-	if !k.acquire(id) {
-		return store.Session{ID: id}, nil, fmt.Errorf("%w: %s", ErrSessionBusy, id)
+	if err := k.acquire(ctx, id); err != nil {
+		return store.Session{ID: id}, nil, err
 	}
 	s, history, err := k.loadOrCreate(ctx, req, m, id, input)
 	if err != nil {
@@ -470,20 +485,94 @@ func storedMessage(msg llm.Message) (store.Message, error) {
 	return store.Message{Role: string(msg.Role), Content: data, CreatedAt: time.Now().UTC()}, nil
 }
 
-func (k *Kernel) acquire(id string) bool {
+// acquire claims session id for a turn: in this process first (cheap,
+// and enough when alone), then across replicas.
+func (k *Kernel) acquire(ctx context.Context, id string) error {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if k.busy[id] {
-		return false
+		k.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrSessionBusy, id)
 	}
 	k.busy[id] = true
-	return true
+	k.mu.Unlock()
+	if k.opts.Turns == nil {
+		return nil
+	}
+	ok, err := k.opts.Turns.TryLockTurn(ctx, id)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s (a turn of it runs on another replica)", ErrSessionBusy, id)
+	}
+	if err != nil {
+		k.mu.Lock()
+		delete(k.busy, id)
+		k.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 func (k *Kernel) release(id string) {
+	if k.opts.Turns != nil {
+		// Released even when the run was cancelled: a claim left behind
+		// would hold the session until this replica stops.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := k.opts.Turns.UnlockTurn(ctx, id); err != nil {
+			k.log.Error("releasing a session's turn failed; it stays busy until this replica stops", "session", id, "err", err)
+		}
+		cancel()
+	}
 	k.mu.Lock()
 	delete(k.busy, id)
 	k.mu.Unlock()
+}
+
+// InterruptedTurn records in session id that its turn was interrupted
+// and why (reason), when the process running it died: the dangling tool
+// calls get error results, and an assistant message says what happened,
+// so that the history is valid for the next turn and truthful to whoever
+// reads it. A session whose turn had finished, or that was never
+// written, is left as it is. The caller holds the session's turn.
+func (k *Kernel) InterruptedTurn(ctx context.Context, id, reason string) error {
+	_, history, err := k.Session(ctx, id)
+	if errors.Is(err, ErrSessionNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(history) == 0 {
+		return nil
+	}
+	last := history[len(history)-1]
+	if last.Role == llm.RoleAssistant && len(last.ToolCalls) == 0 {
+		return nil // the turn had ended; only its release was lost
+	}
+	note := "The turn failed: " + reason + ". It did not finish; send the message again to retry."
+	var msgs []llm.Message
+	if last.Role == llm.RoleAssistant {
+		fix := llm.Message{Role: llm.RoleTool}
+		for _, c := range last.ToolCalls {
+			fix.ToolResults = append(fix.ToolResults, llm.ToolResult{
+				CallID: c.ID, Name: c.Name, IsError: true,
+				Content: "interrupted: " + reason + "; this call's effects, if any, are unknown",
+			})
+		}
+		msgs = append(msgs, fix)
+	}
+	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Text: note}}})
+	stored := make([]store.Message, 0, len(msgs))
+	for _, m := range msgs {
+		sm, err := storedMessage(m)
+		if err != nil {
+			return err
+		}
+		stored = append(stored, sm)
+	}
+	if _, err := k.opts.Sessions.AppendMessages(ctx, id, stored); err != nil {
+		return fmt.Errorf("record the interrupted turn of session %s: %w", id, err)
+	}
+	k.log.Warn("recorded an interrupted turn", "session", id, "reason", reason)
+	return nil
 }
 
 // unanswered returns the tool message that answers the tool calls of a

@@ -556,3 +556,131 @@ func TestResumeAfterCrashDuringTools(t *testing.T) {
 		t.Fatalf("%d stored messages, want 5 (the repair is persisted)", len(stored))
 	}
 }
+
+// sharedTurns is TurnLocks over one table, as replicas on one database
+// share session_turns; each kernel has its own view with its own name.
+type sharedTurns struct {
+	mu      *sync.Mutex
+	holders map[string]string
+	me      string
+}
+
+func (s sharedTurns) TryLockTurn(_ context.Context, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.holders[id]; ok {
+		return false, nil
+	}
+	s.holders[id] = s.me
+	return true, nil
+}
+
+func (s sharedTurns) UnlockTurn(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holders[id] == s.me {
+		delete(s.holders, id)
+	}
+	return nil
+}
+
+// TestTurnsExclusiveAcrossKernels: two kernels on one store (replicas)
+// with shared turn locks run one turn of a session at a time: the second
+// is refused busy, saying another replica runs it, and the session is
+// free again once the first ends.
+func TestTurnsExclusiveAcrossKernels(t *testing.T) {
+	release := make(chan struct{})
+	block := fn{name: "block", origin: tool.OriginBuiltin, call: func(ctx context.Context, c *tool.Call) (tool.Result, error) {
+		<-release
+		return tool.Result{Content: "ok"}, nil
+	}}
+	e := newEnv(t, func(r *llmtest.Request) llmtest.Reply {
+		if len(r.Messages) == 1 {
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("block", `{}`)}}
+		}
+		return llmtest.Reply{Text: "done"}
+	}, []manifest.Manifest{assistant("*")}, block)
+	table := map[string]string{}
+	var mu sync.Mutex
+	mk := func(name string) *agent.Kernel {
+		return agent.New(agent.Options{
+			Agents: agent.NewAgents([]manifest.Manifest{assistant("*")}, e.db), Providers: providerMap{"fake": e.model},
+			Runner: e.k.Runner(), Sessions: e.db, Turns: sharedTurns{mu: &mu, holders: table, me: name},
+		})
+	}
+	a, b := mk("a"), mk("b")
+	sid := make(chan string, 1)
+	done := make(chan error)
+	go func() {
+		_, err := a.Run(context.Background(), &agent.RunRequest{Agent: "assistant", Input: user("a"), OnEvent: func(ev agent.Event) {
+			if ev.Type == agent.EventSession {
+				sid <- ev.SessionID
+			}
+		}})
+		done <- err
+	}()
+	id := <-sid
+	_, err := b.Run(context.Background(), &agent.RunRequest{Agent: "assistant", SessionID: id, Input: user("b")})
+	if !errors.Is(err, agent.ErrSessionBusy) || !strings.Contains(err.Error(), "another replica") {
+		t.Fatalf("turn on the other kernel while one runs: %v, want busy", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Run(context.Background(), &agent.RunRequest{Agent: "assistant", SessionID: id, Input: user("c")}); err != nil {
+		t.Fatalf("turn after the first ended: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(table) != 0 {
+		t.Errorf("turn locks left behind: %v", table)
+	}
+}
+
+// TestInterruptedTurn: the record of a turn whose process died answers
+// its dangling tool calls and says why it failed; a finished turn and an
+// unknown session are left alone.
+func TestInterruptedTurn(t *testing.T) {
+	e := newEnv(t, llmtest.Always(llmtest.Reply{Text: "ok"}), []manifest.Manifest{assistant()})
+	ctx := context.Background()
+	write := func(id string, msgs ...llm.Message) {
+		t.Helper()
+		if err := e.db.CreateSession(ctx, store.Session{ID: id, Agent: "assistant"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			data, _ := json.Marshal(m)
+			if _, err := e.db.AppendMessages(ctx, id, []store.Message{{Role: string(m.Role), Content: data}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const reason = "the agentd replica r1 that was running it stopped"
+	write("in-tools", user("do it"), llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{}`)}})
+	write("in-model", user("think"))
+	write("finished", user("hi"), llm.TextMessage(llm.RoleAssistant, "hello"))
+	for _, id := range []string{"in-tools", "in-model", "finished", "never-written"} {
+		if err := e.k.InterruptedTurn(ctx, id, reason); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	_, got, _ := e.k.Session(ctx, "in-tools")
+	if len(got) != 4 || got[2].Role != llm.RoleTool || !got[2].ToolResults[0].IsError ||
+		!strings.Contains(got[2].ToolResults[0].Content, reason) || got[2].ToolResults[0].CallID != got[1].ToolCalls[0].ID {
+		t.Fatalf("in-tools history: %+v", got)
+	}
+	if got[3].Role != llm.RoleAssistant || !strings.Contains(got[3].Text(), "The turn failed: "+reason) {
+		t.Errorf("in-tools note: %+v", got[3])
+	}
+	_, got, _ = e.k.Session(ctx, "in-model")
+	if len(got) != 2 || got[1].Role != llm.RoleAssistant || !strings.Contains(got[1].Text(), reason) {
+		t.Errorf("in-model history: %+v", got)
+	}
+	_, got, _ = e.k.Session(ctx, "finished")
+	if len(got) != 2 {
+		t.Errorf("a finished turn was changed: %+v", got)
+	}
+	// The repaired history is valid for the next turn.
+	run(t, e, agent.RunRequest{SessionID: "in-tools", Input: user("again")})
+}

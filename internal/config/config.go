@@ -45,6 +45,7 @@ type Config struct {
 	Store      Store               `toml:"store" json:"store"`
 	Metrics    Metrics             `toml:"metrics" json:"metrics"`
 	Telemetry  Telemetry           `toml:"telemetry" json:"telemetry"`
+	Cluster    Cluster             `toml:"cluster" json:"cluster"`
 
 	// lookupEnv is the environment as seen by Load; secrets are read
 	// through it on demand so they never sit in the struct. nil means
@@ -95,6 +96,28 @@ type Store struct {
 	// connection URL, which carries a password and so never sits in the
 	// file; default AGENTD_POSTGRES_URL. Only for backend "postgres".
 	URLEnv string `toml:"url_env" json:"url_env,omitempty"`
+}
+
+// Cluster tunes the replicas that share one PostgreSQL store ([store]
+// backend = "postgres"): how they prove they are alive, when one is
+// presumed dead, and the key that seals MCP session ids so that any
+// replica can serve any session. Only used with backend "postgres".
+type Cluster struct {
+	// Name labels this replica in logs and in the replicas table; default
+	// the host name and the listen port.
+	Name string `toml:"name" json:"name,omitempty"`
+	// HeartbeatSecs is how often a replica records that it is alive;
+	// default 5.
+	HeartbeatSecs int `toml:"heartbeat_secs" json:"heartbeat_secs,omitempty"`
+	// LeaseSecs is how long a replica may stay silent before the others
+	// presume it dead and fail the tasks and turns it was running;
+	// default 15, at least twice heartbeat_secs.
+	LeaseSecs int `toml:"lease_secs" json:"lease_secs,omitempty"`
+	// SessionKeyEnv names the environment variable holding the secret
+	// that seals MCP session ids: comma-separated secrets, the first
+	// seals and every one opens (rotation). Unset: a key generated once
+	// and kept in the database.
+	SessionKeyEnv string `toml:"session_key_env" json:"session_key_env,omitempty"`
 }
 
 // Auth configures how clients authenticate beyond API keys.

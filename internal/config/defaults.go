@@ -35,6 +35,8 @@ const (
 	DefaultModelTimeout   = 300
 	DefaultStoreBackend   = BackendSQLite
 	DefaultPostgresURLEnv = "AGENTD_POSTGRES_URL"
+	DefaultHeartbeatSecs  = 5
+	DefaultLeaseSecs      = 15
 )
 
 // Store backends.
@@ -83,6 +85,10 @@ func (c *Config) ApplyDefaults() {
 	if c.Store.Backend == BackendPostgres {
 		// Only there: with sqlite an url_env would be a mistake to report.
 		setString(&c.Store.URLEnv, DefaultPostgresURLEnv)
+		setInt(&c.Cluster.HeartbeatSecs, DefaultHeartbeatSecs)
+		if c.Cluster.LeaseSecs == 0 {
+			c.Cluster.LeaseSecs = max(DefaultLeaseSecs, 2*c.Cluster.HeartbeatSecs)
+		}
 	}
 	setString(&c.LogFormat, DefaultLogFormat)
 	if c.Home != "" {

@@ -147,6 +147,35 @@ func (c *Config) PostgresURL() (Secret, error) {
 	return Secret(v), nil
 }
 
+// MinSessionKeyLen is the shortest secret accepted to seal MCP session
+// ids: shorter ones could be guessed.
+const MinSessionKeyLen = 32
+
+// SessionKeys returns the secrets that seal MCP session ids across
+// replicas, read from the variable cluster.session_key_env names: the
+// first seals, every one opens. None (and no error) when the setting is
+// unset: the replicas then share a key kept in the database. The error
+// names the variable, never a value.
+func (c *Config) SessionKeys() ([]Secret, error) {
+	name := c.Cluster.SessionKeyEnv
+	if name == "" {
+		return nil, nil
+	}
+	v, ok := c.LookupSecret(name)
+	if !ok {
+		return nil, fmt.Errorf("cluster.session_key_env: environment variable %s is not set; it must hold a secret of at least %d characters (several, comma-separated, while rotating)", name, MinSessionKeyLen)
+	}
+	var keys []Secret
+	for i, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		if len(k) < MinSessionKeyLen {
+			return nil, fmt.Errorf("cluster.session_key_env: secret %d in %s is %d characters; at least %d are needed (generate one with: openssl rand -base64 48)", i+1, name, len(k), MinSessionKeyLen)
+		}
+		keys = append(keys, Secret(k))
+	}
+	return keys, nil
+}
+
 // StorePath is the SQLite database: HOME/agentd.db.
 func (c *Config) StorePath() string { return filepath.Join(c.Home, "agentd.db") }
 

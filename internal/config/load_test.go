@@ -367,10 +367,21 @@ func TestGoodConfigs(t *testing.T) {
 			if c.Store != (Store{Backend: BackendSQLite}) {
 				t.Errorf("store = %+v, want sqlite without url_env", c.Store)
 			}
+			if c.Cluster != (Cluster{}) {
+				t.Errorf("cluster = %+v, want nothing without postgres", c.Cluster)
+			}
 		}},
 		{"postgres store takes the default url_env", "[store]\nbackend = \"postgres\"\n", func(t *testing.T, c *Config) {
 			if c.Store != (Store{Backend: BackendPostgres, URLEnv: "AGENTD_POSTGRES_URL"}) {
 				t.Errorf("store = %+v", c.Store)
+			}
+			if c.Cluster != (Cluster{HeartbeatSecs: 5, LeaseSecs: 15}) {
+				t.Errorf("cluster = %+v, want the default heartbeat and lease", c.Cluster)
+			}
+		}},
+		{"cluster lease follows a long heartbeat", "[store]\nbackend = \"postgres\"\n[cluster]\nheartbeat_secs = 10\nsession_key_env = \"K\"\n", func(t *testing.T, c *Config) {
+			if c.Cluster != (Cluster{HeartbeatSecs: 10, LeaseSecs: 20, SessionKeyEnv: "K"}) {
+				t.Errorf("cluster = %+v", c.Cluster)
 			}
 		}},
 		{"postgres store with its own variable", "[store]\nbackend = \"postgres\"\nurl_env = \"TEAM_DB_URL\"\n", func(t *testing.T, c *Config) {
@@ -625,6 +636,10 @@ url = "ws://localhost:1"
 		{"store url_env not a name", "[store]\nbackend = \"postgres\"\nurl_env = \"postgres://h/db\"\n", 3, "store.url_env", "must name an environment variable"},
 		{"store url_env without postgres", "[store]\nurl_env = \"AGENTD_POSTGRES_URL\"\n", 2, "store.url_env", `only used with backend = "postgres"`},
 		{"store literal url", "[store]\nbackend = \"postgres\"\nurl = \"postgres://h/db\"\n", 3, "store.url", "url_env = \"AGENTD_POSTGRES_URL\""},
+		{"cluster without postgres", "[cluster]\nlease_secs = 30\n", 1, "cluster", `only used with [store] backend = "postgres"`},
+		{"cluster lease too short", "[store]\nbackend = \"postgres\"\n[cluster]\nheartbeat_secs = 5\nlease_secs = 6\n", 5, "cluster.lease_secs", "at least twice heartbeat_secs (5)"},
+		{"cluster heartbeat negative", "[store]\nbackend = \"postgres\"\n[cluster]\nheartbeat_secs = -1\n", 4, "cluster.heartbeat_secs", "at least 1"},
+		{"cluster session key not a name", "[store]\nbackend = \"postgres\"\n[cluster]\nsession_key_env = \"abc def\"\n", 4, "cluster.session_key_env", "must name an environment variable"},
 		{"principal bad glob", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\ntools = [\"ok\", \"[\"]\n", 4, "principals[0].tools[1]", "not a valid glob"},
 	}
 	for _, tt := range tests {
@@ -837,6 +852,7 @@ func TestErrorsNeverEchoSecrets(t *testing.T) {
 		{"api_key of wrong type", "api_key = [\"" + secret + "\"]"},
 		{"store url", "[store]\nbackend = \"postgres\"\nurl = \"postgres://u:" + secret + "@h/db\""},
 		{"store url in url_env", "[store]\nbackend = \"postgres\"\nurl_env = \"postgres://u:" + secret + "@h/db\""},
+		{"session key in session_key_env", "[store]\nbackend = \"postgres\"\n[cluster]\nsession_key_env = \"" + secret + "-x\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

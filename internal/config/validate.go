@@ -162,6 +162,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	checkTools(r, src, root.key("tools"), &c.Tools)
 	checkStore(r, src, root.key("store"), c.Store)
 	checkTelemetry(r, src, c)
+	checkCluster(r, src, root.key("cluster"), c.Store, c.Cluster)
 
 	lp := root.key("limits")
 	if math.IsNaN(c.Limits.RatePerSec) || math.IsInf(c.Limits.RatePerSec, 0) || c.Limits.RatePerSec < 0 {
@@ -340,6 +341,27 @@ func checkStore(r *report, src *source, p fieldPath, s Store) {
 		r.add(src, p.key("url_env"), "%s (the PostgreSQL connection URL)", envNameMsg)
 	} else if s.Backend != BackendPostgres {
 		r.add(src, p.key("url_env"), "only used with backend = %q", BackendPostgres)
+	}
+}
+
+func checkCluster(r *report, src *source, p fieldPath, s Store, c Cluster) {
+	if s.Backend != BackendPostgres {
+		if c != (Cluster{}) {
+			r.add(src, p, "only used with [store] backend = %q: replicas share a PostgreSQL database", BackendPostgres)
+		}
+		return
+	}
+	if c.Name != "" && (strings.ContainsAny(c.Name, " \t\r\n") || len(c.Name) > 64) {
+		r.add(src, p.key("name"), "must be 1-64 characters without spaces")
+	}
+	if c.HeartbeatSecs < 1 {
+		r.add(src, p.key("heartbeat_secs"), "must be at least 1")
+	}
+	if c.LeaseSecs < 2*c.HeartbeatSecs {
+		r.add(src, p.key("lease_secs"), "must be at least twice heartbeat_secs (%d): one late heartbeat must not make a live replica look dead", c.HeartbeatSecs)
+	}
+	if c.SessionKeyEnv != "" && !ValidEnvName(c.SessionKeyEnv) {
+		r.add(src, p.key("session_key_env"), "%s (the secret sealing MCP session ids)", envNameMsg)
 	}
 }
 

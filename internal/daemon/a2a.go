@@ -40,7 +40,8 @@ func (e *a2aEdge) bridgeToMCP(srv *mcpserver.Server) {
 }
 
 // mountA2A builds the A2A edge when [a2a] is enabled: it fails the tasks
-// a previous process left running, registers the external agents as a
+// a previous process left running (alone on the store; among replicas,
+// the tasks of dead replicas, as their leases expire), registers the external agents as a
 // tool source (discovered in the background), and adds the A2A routes
 // and /api/a2a/* to the mux. The caller must Close the returned edge.
 func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
@@ -53,15 +54,20 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A run does not survive the process: report tasks the last one left
-	// unfinished as failed, before anyone can poll them.
-	n, err := tasks.FailRunningTasks(ctx)
-	if err != nil {
-		tasks.Close()
-		return nil, err
-	}
-	if n > 0 {
-		log.Warn("marked a2a tasks left unfinished by the previous run as failed", "tasks", n)
+	// A run does not survive the process. Alone on the store, this
+	// daemon reports the tasks the last one left unfinished as failed,
+	// before anyone can poll them. Among replicas, unfinished tasks may
+	// be another replica's live work: only those of replicas whose lease
+	// expired are failed, by the reaper set below.
+	if d.Cluster == nil {
+		n, err := tasks.FailRunningTasks(ctx)
+		if err != nil {
+			tasks.Close()
+			return nil, err
+		}
+		if n > 0 {
+			log.Warn("marked a2a tasks left unfinished by the previous run as failed", "tasks", n)
+		}
 	}
 	external := make([]a2aedge.ExternalAgent, len(cfg.ExternalAgents))
 	for i, e := range cfg.ExternalAgents {
@@ -98,6 +104,9 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Meter:        d.Telemetry.MeterProvider(),
 	})
 	edge.server.Register(d.mux)
+	if d.Cluster != nil {
+		d.Cluster.SetTaskReaper(a2aedge.FailTask, edge.server.TasksFailed)
+	}
 	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Logger: log.With("role", "mcp-bridge")})
 	edge.client.Start()
 	return edge, nil

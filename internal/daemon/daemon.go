@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -31,6 +32,7 @@ import (
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 )
@@ -60,6 +62,9 @@ type Daemon struct {
 	// Telemetry holds the meter and tracer providers; its providers are
 	// nil for signals that are off.
 	Telemetry *telemetry.Telemetry
+	// Cluster is this daemon's membership in the replicas sharing its
+	// PostgreSQL store; nil with SQLite.
+	Cluster *postgres.Cluster
 
 	mux *routeMux
 	// keys resolve bearer keys to principals; empty = no authentication.
@@ -69,6 +74,14 @@ type Daemon struct {
 	// closers stop the edges' background work, in reverse order, before
 	// the MCP connections and the store close.
 	closers []func() error
+
+	// connectMCP says whether this daemon connects upstream MCP servers.
+	connectMCP bool
+	// mcpMu orders changes to the runtime MCP servers (the API's, and
+	// those other replicas make); mcpApplied is the stored config each
+	// connected runtime server was added with.
+	mcpMu      sync.Mutex
+	mcpApplied map[string]json.RawMessage
 }
 
 // New builds a daemon from cfg. ctx bounds start-up work only.
@@ -77,7 +90,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux()}
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux(), connectMCP: opts.ConnectMCP, mcpApplied: map[string]json.RawMessage{}}
 	keys, err := cfg.PrincipalKeys()
 	if err != nil {
 		return nil, fmt.Errorf("principals: %w", err)
@@ -107,6 +120,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, err
 	}
 	d.Store = db
+	d.Cluster, err = joinReplicas(ctx, cfg, db, log.With("component", "replicas"))
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 
 	// Audit records are written off the tool call's path, in batches; the
 	// API's reads wait for what was queued before them.
@@ -128,7 +146,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	for pat, s := range cfg.Tools.Untrusted {
 		a, err := policy.ParseAction(s)
 		if err != nil {
-			db.Close()
+			d.Close()
 			return nil, fmt.Errorf("tools.untrusted[%q]: %w", pat, err)
 		}
 		untrusted[pat] = a
@@ -146,7 +164,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Tracer:    tracer,
 
 		CaptureContent: capture,
+		Turns:          d.turnLocks(),
 	})
+	if d.Cluster != nil {
+		// A dead replica's turn is recorded as interrupted, in the
+		// session, by whichever replica notices.
+		d.Cluster.SetTurnReaper(d.Kernel.InterruptedTurn)
+	}
 
 	d.Tools.Add(builtin.FileTools()...)
 	d.Tools.Add(builtin.ShellExec(builtin.ShellOptions{
@@ -189,11 +213,21 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		// Connections happen in the background: the daemon is healthy
 		// before slow servers finish, and one failure blocks nothing.
 		d.MCP.Start(context.WithoutCancel(ctx), servers)
+		for _, s := range servers {
+			if !d.configServer(s.Name) {
+				data, _ := json.Marshal(s)
+				d.mcpApplied[s.Name] = data
+			}
+		}
+	}
+	if d.Cluster != nil {
+		// What other replicas change through the API, this one applies.
+		d.closers = append(d.closers, d.followReplicas().Close)
 	}
 
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(),
 	})
 	api.Register(d.mux)
 	mcpSrv, err := d.mountMCP(ctx)
@@ -412,6 +446,12 @@ func (d *Daemon) Close() error {
 		// queue is drained completely before the store closes.
 		errs = append(errs, d.Audit.Close())
 	}
+	if d.Cluster != nil {
+		// After the edges: their runs have ended and released their
+		// turns. Leaving lets the other replicas fail at once whatever
+		// did not end.
+		errs = append(errs, d.Cluster.Close())
+	}
 	if d.Store != nil {
 		errs = append(errs, d.Store.Close())
 	}
@@ -423,6 +463,23 @@ func (d *Daemon) Close() error {
 		d.Telemetry = nil
 	}
 	return errors.Join(errs...)
+}
+
+// turnLocks is what makes a session's turns exclusive across replicas:
+// the cluster, or nil when this daemon is alone.
+func (d *Daemon) turnLocks() agent.TurnLocks {
+	if d.Cluster == nil {
+		return nil
+	}
+	return d.Cluster
+}
+
+// replicaID is this daemon's replica id, "" when it is alone.
+func (d *Daemon) replicaID() string {
+	if d.Cluster == nil {
+		return ""
+	}
+	return d.Cluster.ID()
 }
 
 // apiStore is the store as the API sees it: the audit log read through
@@ -504,6 +561,8 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
+	a.d.mcpMu.Lock()
+	defer a.d.mcpMu.Unlock()
 	if err := a.d.MCP.Add(ctx, c); err != nil {
 		return err
 	}
@@ -511,6 +570,7 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 		_ = a.d.MCP.Remove(ctx, c.Name)
 		return fmt.Errorf("persist mcp server %q: %w", c.Name, err)
 	}
+	a.d.mcpApplied[c.Name] = data
 	return nil
 }
 
@@ -520,9 +580,12 @@ func (a mcpAdmin) Remove(ctx context.Context, name string) error {
 			return fmt.Errorf("%w: mcp server %q is defined in the config file", agent.ErrReadOnly, name)
 		}
 	}
+	a.d.mcpMu.Lock()
+	defer a.d.mcpMu.Unlock()
 	if err := a.d.Store.DeleteMCPServer(ctx, name); err != nil {
 		return err
 	}
+	delete(a.d.mcpApplied, name)
 	return a.d.MCP.Remove(ctx, name)
 }
 

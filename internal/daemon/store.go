@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
+	"time"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/store"
@@ -38,4 +41,34 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 		// Validation refuses it; a Config built in code may still say it.
 		return nil, fmt.Errorf("open store: store.backend %q is not one of %s, %s", cfg.Store.Backend, config.BackendSQLite, config.BackendPostgres)
 	}
+}
+
+// joinReplicas makes this daemon a replica of the system on db when the
+// store is PostgreSQL: it registers with a lease, and from then on
+// agentd processes on the same database act as one (see docs/deploy.md).
+// nil, nil with SQLite: one process, alone with its file.
+func joinReplicas(ctx context.Context, cfg *config.Config, db store.Store, log *slog.Logger) (*postgres.Cluster, error) {
+	pg, ok := db.(*postgres.DB)
+	if !ok {
+		return nil, nil
+	}
+	name := cfg.Cluster.Name
+	if name == "" {
+		host, _ := os.Hostname()
+		_, port, err := net.SplitHostPort(cfg.Listen)
+		if err != nil || port == "" {
+			port = "0"
+		}
+		name = host + ":" + port
+	}
+	c, err := pg.Join(ctx, postgres.ClusterOptions{
+		Name:      name,
+		Heartbeat: time.Duration(cfg.Cluster.HeartbeatSecs) * time.Second,
+		Lease:     time.Duration(cfg.Cluster.LeaseSecs) * time.Second,
+		Logger:    log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("join the replicas on the PostgreSQL store: %w", err)
+	}
+	return c, nil
 }

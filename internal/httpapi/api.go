@@ -50,6 +50,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Started is when the daemon started, for uptime in health.
 	Started time.Time
+	// Replica is this daemon's replica id when it shares its store with
+	// others (health shows it, so that behind a load balancer one can
+	// tell who answered); "" when alone.
+	Replica string
 }
 
 // API serves the REST routes.
@@ -108,10 +112,11 @@ type Health struct {
 	Status  string  `json:"status"`
 	Version string  `json:"version"`
 	Uptime  float64 `json:"uptime_seconds"`
+	Replica string  `json:"replica,omitempty"`
 }
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds()})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica})
 	return nil
 }
 

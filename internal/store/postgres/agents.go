@@ -14,13 +14,14 @@ import (
 const agentColumns = "name, manifest, created_at, updated_at"
 
 // PutAgent implements store.AgentStore. Replacing an agent keeps its
-// CreatedAt; zero timestamps mean now.
+// CreatedAt; zero timestamps mean now. The replicas hear of it
+// (TopicAgent), as of a delete.
 func (db *DB) PutAgent(ctx context.Context, a store.Agent) error {
 	if a.Name == "" {
 		return errors.New("put agent: empty name")
 	}
 	t := now()
-	_, err := db.pool.Exec(ctx, `INSERT INTO agents (`+agentColumns+`) VALUES ($1, $2, $3, $4)
+	_, err := db.execNotify(ctx, TopicAgent, a.Name, `INSERT INTO agents (`+agentColumns+`) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (name) DO UPDATE SET manifest = excluded.manifest, updated_at = excluded.updated_at`,
 		a.Name, jsonArg(a.Manifest), orNow(a.CreatedAt, t), orNow(a.UpdatedAt, t))
 	return wrap(fmt.Sprintf("put agent %q", a.Name), err)
@@ -48,7 +49,7 @@ func (db *DB) ListAgents(ctx context.Context) ([]store.Agent, error) {
 
 // DeleteAgent implements store.AgentStore.
 func (db *DB) DeleteAgent(ctx context.Context, name string) error {
-	return wrap(fmt.Sprintf("delete agent %q", name), notFound(db.pool.Exec(ctx, "DELETE FROM agents WHERE name = $1", name)))
+	return wrap(fmt.Sprintf("delete agent %q", name), notFound(db.execNotify(ctx, TopicAgent, name, "DELETE FROM agents WHERE name = $1", name)))
 }
 
 func scanAgent(r pgx.Row) (store.Agent, error) {

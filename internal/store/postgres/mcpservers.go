@@ -12,12 +12,13 @@ import (
 )
 
 // PutMCPServer implements store.MCPServerStore. Replacing a registration
-// keeps its CreatedAt; a zero CreatedAt means now.
+// keeps its CreatedAt; a zero CreatedAt means now. The replicas hear of
+// it (TopicMCPServer), as of a delete.
 func (db *DB) PutMCPServer(ctx context.Context, s store.MCPServer) error {
 	if s.Name == "" {
 		return errors.New("put mcp server: empty name")
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO mcp_servers (name, config, created_at) VALUES ($1, $2, $3)
+	_, err := db.execNotify(ctx, TopicMCPServer, s.Name, `INSERT INTO mcp_servers (name, config, created_at) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET config = excluded.config`,
 		s.Name, jsonArg(s.Config), orNow(s.CreatedAt, now()))
 	return wrap(fmt.Sprintf("put mcp server %q", s.Name), err)
@@ -45,5 +46,5 @@ func (db *DB) ListMCPServers(ctx context.Context) ([]store.MCPServer, error) {
 
 // DeleteMCPServer implements store.MCPServerStore.
 func (db *DB) DeleteMCPServer(ctx context.Context, name string) error {
-	return wrap(fmt.Sprintf("delete mcp server %q", name), notFound(db.pool.Exec(ctx, "DELETE FROM mcp_servers WHERE name = $1", name)))
+	return wrap(fmt.Sprintf("delete mcp server %q", name), notFound(db.execNotify(ctx, TopicMCPServer, name, "DELETE FROM mcp_servers WHERE name = $1", name)))
 }

@@ -94,6 +94,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		if schema == nil {
 			return errors.New("no schema to create tables in: the search_path names no existing schema")
 		}
+		db.channel = channelFor(*schema)
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, hashtext($2))", migrationLock, *schema); err != nil {
 			return fmt.Errorf("wait for the migration lock: %w", err)
 		}

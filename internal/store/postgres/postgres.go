@@ -30,6 +30,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,12 @@ type Options struct {
 type DB struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	// channel is the NOTIFY channel of this installation (see
+	// channelFor), set by migrate.
+	channel string
+	// replica is the id of the replica this process joined as (Join),
+	// "" before: the tasks it creates carry it.
+	replica atomic.Pointer[string]
 
 	closeOnce sync.Once
 }

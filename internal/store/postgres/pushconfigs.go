@@ -15,12 +15,13 @@ const pushConfigColumns = "task_id, id, config, created_at"
 
 // PutPushConfig implements store.PushConfigStore; a zero CreatedAt means
 // now. Replacing a config keeps its CreatedAt and its seq, hence its place
-// in lists.
+// in lists. The replicas hear of it (TopicPush), as of deletes: each keeps
+// the configs of the tasks it runs in memory.
 func (db *DB) PutPushConfig(ctx context.Context, c store.PushConfig) error {
 	if c.TaskID == "" || c.ID == "" {
 		return errors.New("put push config: empty task id or config id")
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO push_configs (`+pushConfigColumns+`) VALUES ($1, $2, $3, $4)
+	_, err := db.execNotify(ctx, TopicPush, c.TaskID, `INSERT INTO push_configs (`+pushConfigColumns+`) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config`,
 		c.TaskID, c.ID, jsonArg(c.Config), orNow(c.CreatedAt, now()))
 	// The ids are the client's and may be long or odd; %q keeps the
@@ -64,12 +65,12 @@ func (db *DB) AllPushConfigs(ctx context.Context) ([]store.PushConfig, error) {
 // DeletePushConfig implements store.PushConfigStore.
 func (db *DB) DeletePushConfig(ctx context.Context, taskID, id string) error {
 	return wrap(fmt.Sprintf("delete push config %q of task %q", id, taskID),
-		notFound(db.pool.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1 AND id = $2", taskID, id)))
+		notFound(db.execNotify(ctx, TopicPush, taskID, "DELETE FROM push_configs WHERE task_id = $1 AND id = $2", taskID, id)))
 }
 
 // DeletePushConfigs implements store.PushConfigStore.
 func (db *DB) DeletePushConfigs(ctx context.Context, taskID string) (int, error) {
-	tag, err := db.pool.Exec(ctx, "DELETE FROM push_configs WHERE task_id = $1", taskID)
+	tag, err := db.execNotify(ctx, TopicPush, taskID, "DELETE FROM push_configs WHERE task_id = $1", taskID)
 	if err != nil {
 		return 0, wrap(fmt.Sprintf("delete push configs of task %q", taskID), err)
 	}

@@ -14,14 +14,16 @@ import (
 
 const taskColumns = "id, context_id, agent, state, terminal, owner, data, version, created_at, updated_at"
 
-// CreateTask implements store.TaskStore; zero timestamps mean now.
+// CreateTask implements store.TaskStore; zero timestamps mean now. The
+// task is marked as run by this process's replica (see Join): the replica
+// that creates a task is the one running it.
 func (db *DB) CreateTask(ctx context.Context, t store.Task) (int64, error) {
 	if t.ID == "" {
 		return 0, errors.New("create task: empty id")
 	}
 	ts := now()
-	_, err := db.pool.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9)`,
-		t.ID, t.ContextID, t.Agent, t.State, t.Terminal, t.Owner, jsonArg(t.Data), orNow(t.CreatedAt, ts), orNow(t.UpdatedAt, ts))
+	_, err := db.pool.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`, replica) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10)`,
+		t.ID, t.ContextID, t.Agent, t.State, t.Terminal, t.Owner, jsonArg(t.Data), orNow(t.CreatedAt, ts), orNow(t.UpdatedAt, ts), db.replicaID())
 	if err != nil {
 		return 0, wrap(fmt.Sprintf("create task %q", t.ID), err)
 	}
@@ -39,14 +41,25 @@ func (db *DB) CreateTask(ctx context.Context, t store.Task) (int64, error) {
 func (db *DB) UpdateTask(ctx context.Context, t store.Task, prevVersion int64) (int64, error) {
 	op := fmt.Sprintf("update task %q", t.ID)
 	var version, storedVersion *int64
-	err := db.pool.QueryRow(ctx, `WITH u AS (
+	const update = `WITH u AS (
 			UPDATE tasks SET context_id = $2, agent = $3, state = $4, terminal = $5, owner = $6, data = $7,
 				version = version + 1, updated_at = $8
 			WHERE id = $1 AND ($9::bigint = 0 OR version = $9::bigint) RETURNING version
 		)
-		SELECT (SELECT version FROM u), (SELECT version FROM tasks WHERE id = $1)`,
-		t.ID, t.ContextID, t.Agent, t.State, t.Terminal, t.Owner, jsonArg(t.Data), orNow(t.UpdatedAt, now()), prevVersion,
-	).Scan(&version, &storedVersion)
+		SELECT (SELECT version FROM u), (SELECT version FROM tasks WHERE id = $1)`
+	args := []any{t.ID, t.ContextID, t.Agent, t.State, t.Terminal, t.Owner, jsonArg(t.Data), orNow(t.UpdatedAt, now()), prevVersion}
+	var err error
+	if payload := note(TopicTaskEnd, db.replicaID(), "-", t.ID); t.Terminal && db.channel != "" && len(payload) <= maxNotify {
+		// Replicas waiting for the task's end (a cancel asked through
+		// them, a subscriber) hear of it at the commit. On a conflict
+		// the notification is spurious, which costs them one read.
+		b := &pgx.Batch{}
+		b.Queue(update, args...).QueryRow(func(r pgx.Row) error { return r.Scan(&version, &storedVersion) })
+		b.Queue("SELECT pg_notify($1, $2)", db.channel, payload)
+		err = db.pool.SendBatch(ctx, b).Close()
+	} else {
+		err = db.pool.QueryRow(ctx, update, args...).Scan(&version, &storedVersion)
+	}
 	switch {
 	case err != nil:
 		return 0, wrap(op, err)

@@ -1,0 +1,462 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/store/postgres/pgtest"
+)
+
+// replicaConfig is the config of one replica in these tests: the A2A
+// agent alpha on the fake model, the PostgreSQL store in $TEAM_DB_URL,
+// and a short lease so that a dead replica is noticed in seconds.
+func replicaConfig(listen, modelURL string) string {
+	return fmt.Sprintf(`listen = %q
+api_key = %q
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "alpha"
+description = "Alpha, for replica tests."
+provider = "fake"
+model = "test-model"
+tools = []
+
+[agents.expose]
+a2a = true
+mcp = true
+
+[a2a]
+enabled = true
+
+[store]
+backend = "postgres"
+url_env = "TEAM_DB_URL"
+
+[cluster]
+heartbeat_secs = 1
+lease_secs = 3
+
+[limits]
+rate_per_sec = 100000
+burst = 100000
+`, listen, a2aTestKey, modelURL)
+}
+
+// inprocReplica is a replica built by New in this process and served on
+// loopback.
+type inprocReplica struct {
+	D   *Daemon
+	URL string
+}
+
+// startInproc starts an in-process replica on the database in env.
+func startInproc(t *testing.T, modelURL string, env map[string]string) *inprocReplica {
+	t.Helper()
+	home := t.TempDir()
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(replicaConfig("127.0.0.1:0", modelURL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(t.Context(), cfg, Options{ConnectMCP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		d.Close()
+	})
+	return &inprocReplica{D: d, URL: srv.URL}
+}
+
+// buildAgentd builds the binary into a temporary directory.
+func buildAgentd(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "agentd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentd")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBinaryReplica runs the agentd binary as a replica on the database
+// in env and waits until it answers.
+func startBinaryReplica(t *testing.T, bin, modelURL string, env map[string]string) (*exec.Cmd, string) {
+	t.Helper()
+	home := t.TempDir()
+	addr := freeAddr(t)
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(replicaConfig(addr, modelURL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", path, "start")
+	cmd.Env = []string{"AGENTD_HOME=" + home, "HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	logf, err := os.Create(filepath.Join(home, "agentd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logf.Close()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/api/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd, "http://" + addr
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logf.Name())
+			t.Fatalf("agentd did not start: %v\n%s", err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// apiGet GETs path on base with the API key and decodes the JSON answer.
+func apiGet(t *testing.T, base, path string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+a2aTestKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+// hangingModel answers "slow" messages with a stream that never ends
+// (until the client goes), and anything else at once.
+func hangingModel(t *testing.T) *llmtest.Server {
+	var once sync.Once
+	started := make(chan struct{})
+	t.Cleanup(func() { once.Do(func() { close(started) }) })
+	return llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		if strings.HasPrefix(r.LastUserText(), "slow") {
+			return llmtest.Reply{Text: strings.Repeat("s", 100000), Chunks: 100000, Delay: 50 * time.Millisecond}
+		}
+		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
+	})
+}
+
+// TestReplicaKill9FailsItsWork runs a task on the binary as replica A,
+// then starts replica B on the same database: B must leave A's live task
+// alone (a single daemon fails every unfinished task at start; a replica
+// must not). Then A is killed with SIGKILL: B must mark A's task failed,
+// naming A, within the lease and a few heartbeats, record the
+// interrupted turn in the task's session, and release the session for
+// the next turn.
+func TestReplicaKill9FailsItsWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the agentd binary")
+	}
+	bin := buildAgentd(t)
+	model := hangingModel(t)
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	procA, urlA := startBinaryReplica(t, bin, model.URL, env)
+	_, health := apiGet(t, urlA, "/api/health")
+	replicaA, _ := health["replica"].(string)
+	if replicaA == "" {
+		t.Fatalf("health of a replica names no replica: %v", health)
+	}
+
+	ctx := context.Background()
+	clA := a2aClientFor(t, urlA)
+	req := userMessage("slow task")
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	res, err := clA.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("slow task: %s", task.Status.State)
+	}
+
+	b := startInproc(t, model.URL, env)
+	clB := a2aClientFor(t, b.URL)
+	got, err := clB.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("A's task seen through B after B started: %v %v; want still working", got, err)
+	}
+
+	if err := procA.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = procA.Wait()
+	killed := time.Now()
+	for {
+		got, err = clB.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.State.Terminal() {
+			break
+		}
+		if time.Since(killed) > 30*time.Second {
+			t.Fatalf("A's task is still %s 30 s after A was killed", got.Status.State)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(killed)
+	t.Logf("the killed replica's task failed %v after SIGKILL (lease 3 s, heartbeat 1 s)", took.Round(time.Millisecond))
+	if got.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("A's task ended %s, want failed", got.Status.State)
+	}
+	reason := got.Status.Message.Parts[0].Text()
+	if !strings.Contains(reason, replicaA) || !strings.Contains(reason, "stopped") {
+		t.Errorf("failure reason %q does not name replica %s", reason, replicaA)
+	}
+	if took > 10*time.Second {
+		t.Errorf("took %v to notice, want about lease + 2 heartbeats", took)
+	}
+
+	// The turn A was running is recorded as interrupted, and released.
+	code, sess := apiGet(t, b.URL, "/api/sessions/"+task.ContextID)
+	if code != http.StatusOK {
+		t.Fatalf("session: %d %v", code, sess)
+	}
+	msgs, _ := sess["messages"].([]any)
+	if len(msgs) < 2 || !strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), "The turn failed: the agentd replica "+replicaA) {
+		t.Errorf("session messages = %v, want the interruption last", msgs)
+	}
+	next := userMessage("continue")
+	next.Message.ContextID = task.ContextID
+	res, err = clB.SendMessage(ctx, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := res.(*a2a.Task); done.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("next turn in the session: %s %v", done.Status.State, done.Status.Message)
+	}
+}
+
+// apiDo sends method path with a JSON body and the API key to base.
+func apiDo(t *testing.T, base, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+a2aTestKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return resp.StatusCode, out
+}
+
+// mcpClientTo connects an MCP client (2025-11-25, a session) to base's
+// /mcp; listChanged receives one value per tools/list_changed.
+func mcpClientTo(t *testing.T, base string, listChanged chan<- struct{}) *mcp.ClientSession {
+	t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case listChanged <- struct{}{}:
+			default:
+			}
+		},
+	})
+	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: bearerClient()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// toolNames lists the tools cs sees.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// waitFor polls cond every 20 ms until it holds, failing t after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestReplicaChangesPropagate: an agent and an MCP server registered
+// through replica A appear on replica B within a second, B's MCP clients
+// get tools/list_changed, and a deletion through A reaches B too.
+func TestReplicaChangesPropagate(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "hi"}))
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+
+	changed := make(chan struct{}, 1)
+	cs := mcpClientTo(t, b.URL, changed)
+	if names := toolNames(t, cs); slices.Contains(names, "agentd_agent_fresh") {
+		t.Fatalf("tools before the agent exists: %v", names)
+	}
+	start := time.Now()
+	if code, out := apiDo(t, a.URL, "POST", "/api/agents", `{"name":"fresh","provider":"fake","model":"m","expose":{"mcp":true}}`); code != http.StatusCreated {
+		t.Fatalf("create agent on A: %d %v", code, out)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("B's MCP client got no tools/list_changed after an agent was created through A")
+	}
+	took := time.Since(start)
+	t.Logf("agent created on A: list_changed on B's client after %v", took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("list_changed took %v, want under a second", took)
+	}
+	if names := toolNames(t, cs); !slices.Contains(names, "agentd_agent_fresh") {
+		t.Errorf("B's tools after the change: %v", names)
+	}
+
+	// An upstream MCP server registered through A is connected by B.
+	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upSrv.Close()
+	reg := fmt.Sprintf(`{"name":"up","transport":{"type":"http","url":%q},"allow_private":true,"allowed_tools":["echo"]}`, upSrv.URL)
+	start = time.Now()
+	if code, out := apiDo(t, a.URL, "POST", "/api/mcp/servers", reg); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("register mcp server on A: %d %v", code, out)
+	}
+	hasTool := func(base, name string) bool {
+		_, out := apiGet(t, base, "/api/tools")
+		return strings.Contains(fmt.Sprint(out["tools"]), name)
+	}
+	took = waitFor(t, 5*time.Second, "B connects the MCP server registered through A", func() bool { return hasTool(b.URL, "mcp_up_echo") })
+	t.Logf("mcp server registered on A: its tool on B after %v", took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("B took %v to connect the server, want under a second", took)
+	}
+	if code, out := apiDo(t, a.URL, "DELETE", "/api/mcp/servers/up", ""); code != http.StatusNoContent && code != http.StatusOK {
+		t.Fatalf("delete mcp server on A: %d %v", code, out)
+	}
+	waitFor(t, 5*time.Second, "B drops the MCP server deleted through A", func() bool { return !hasTool(b.URL, "mcp_up_echo") })
+	_, out := apiGet(t, b.URL, "/api/mcp/servers")
+	if strings.Contains(fmt.Sprint(out["servers"]), "up") {
+		t.Errorf("B still lists the deleted server: %v", out["servers"])
+	}
+
+	// A deleted agent leaves B's tool list too.
+	if code, out := apiDo(t, a.URL, "DELETE", "/api/agents/fresh", ""); code != http.StatusNoContent && code != http.StatusOK {
+		t.Fatalf("delete agent on A: %d %v", code, out)
+	}
+	waitFor(t, 5*time.Second, "B's MCP tools drop the deleted agent", func() bool { return !slices.Contains(toolNames(t, cs), "agentd_agent_fresh") })
+}
+
+// TestReplicaOneTurnAtATime: while replica A runs a turn of a session,
+// a message to that session through replica B is refused busy (409),
+// saying another replica runs it; once A's turn ends, B runs the next.
+func TestReplicaOneTurnAtATime(t *testing.T) {
+	inModel := make(chan struct{}, 1)
+	release := make(chan struct{})
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		if r.LastUserText() == "slow" {
+			inModel <- struct{}{}
+			<-release
+		}
+		return llmtest.Reply{Text: "done: " + r.LastUserText()}
+	})
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+
+	code, out := apiDo(t, a.URL, "POST", "/api/agents/alpha/messages", `{"message":"hello"}`)
+	if code != http.StatusOK {
+		t.Fatalf("first turn: %d %v", code, out)
+	}
+	sid := out["session_id"].(string)
+	slow := make(chan int, 1)
+	go func() {
+		code, _ := apiDo(t, a.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"slow","session_id":%q}`, sid))
+		slow <- code
+	}()
+	select {
+	case <-inModel:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow turn never reached the model")
+	}
+	code, out = apiDo(t, b.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"meanwhile","session_id":%q}`, sid))
+	if code != http.StatusConflict || !strings.Contains(fmt.Sprint(out), "another replica") {
+		t.Errorf("turn through B while A runs one: %d %v; want 409 naming another replica", code, out)
+	}
+	close(release)
+	if code := <-slow; code != http.StatusOK {
+		t.Fatalf("slow turn: %d", code)
+	}
+	code, out = apiDo(t, b.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"after","session_id":%q}`, sid))
+	if code != http.StatusOK || out["text"] != "done: after" {
+		t.Errorf("turn through B after A's ended: %d %v", code, out)
+	}
+}
