@@ -15,10 +15,14 @@ import (
 // Error is the stable JSON error shape of every API response:
 //
 //	{"error": {"code": "not_found", "message": "agent not found: \"x\""}}
+//
+// Field, when set, names the request field at fault ("model",
+// "transport.url"), so a form can show the message next to it.
 type Error struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
