@@ -77,7 +77,8 @@ agents = ["reviewer"]
 		return resp, string(b)
 	}
 
-	resp, page := do("GET", "/", "", nil)
+	resp, body := do("GET", "/", "", nil)
+	page := body
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") || !strings.Contains(page, "/ui/js/app.js") {
 		t.Fatalf("GET / without a key: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -121,7 +122,34 @@ agents = ["reviewer"]
 		t.Fatalf("/mcp with the dashboard's cookie: %d, want 401 (the cookie is for /api/)", resp.StatusCode)
 	}
 
-	ci, _ := login("k-ci")
+	ci, ciCSRF := login("k-ci")
+	// The dashboard's chat: a message sent with the cookie and the token.
+	if resp, body := do("POST", "/api/agents/reviewer/messages", `{"message":"check the release notes"}`, map[string]string{"Cookie": ci, "X-CSRF-Token": ciCSRF}); resp.StatusCode != 200 {
+		t.Fatalf("ci-bot's message: %d %s", resp.StatusCode, body)
+	}
+	if _, body := do("GET", "/api/sessions?q=RELEASE", "", map[string]string{"Cookie": ci}); !strings.Contains(body, "check the release notes") {
+		t.Fatalf("search: %s", body)
+	}
+	if _, body := do("GET", "/api/sessions?q=nowhere", "", map[string]string{"Cookie": ci}); strings.Contains(body, "release") {
+		t.Fatalf("search for nothing: %s", body)
+	}
+	if _, body := do("GET", "/api/sessions?q=release", "", map[string]string{"Cookie": cookie}); !strings.Contains(body, "release") {
+		t.Fatalf("the admin's search: %s", body)
+	}
+	if resp, body := do("POST", "/api/agents/deployer/messages", `{"message":"admin run"}`, map[string]string{"Authorization": "Bearer k-admin"}); resp.StatusCode != 200 {
+		t.Fatalf("admin's message: %d %s", resp.StatusCode, body)
+	}
+	var runs struct {
+		Runs []struct{ Agent, Principal string } `json:"runs"`
+	}
+	_, body = do("GET", "/api/runs", "", map[string]string{"Cookie": ci})
+	if json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 || runs.Runs[0].Principal != "ci-bot" {
+		t.Fatalf("ci-bot's runs: %s", body)
+	}
+	_, body = do("GET", "/api/runs", "", map[string]string{"Cookie": cookie})
+	if json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 2 {
+		t.Fatalf("the admin's runs: %s", body)
+	}
 	if resp, body := do("GET", "/api/agents", "", map[string]string{"Cookie": ci}); resp.StatusCode != 200 || strings.Contains(body, "deployer") || !strings.Contains(body, "reviewer") {
 		t.Fatalf("ci-bot's agents: %d %s", resp.StatusCode, body)
 	}

@@ -300,7 +300,8 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.SessionFilter{Agent: r.URL.Query().Get("agent"), Principal: r.URL.Query().Get("principal"), Limit: limit, Offset: offset}
+	q := r.URL.Query()
+	f := store.SessionFilter{Agent: q.Get("agent"), Principal: q.Get("principal"), Query: q.Get("q"), Limit: limit, Offset: offset}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own
 	}

@@ -73,7 +73,13 @@ var (
 // model is the scripted fake model: what it answers depends on the last
 // user message, and after a tool result on which tool answered.
 func model(r *llmtest.Request) llmtest.Reply {
-	last := r.Messages[len(r.Messages)-1]
+	msgs := r.Messages
+	last := msgs[len(msgs)-1]
+	if last.Role == llm.RoleUser && strings.HasPrefix(last.Text(), "[Tool output") && len(msgs) > 1 && msgs[len(msgs)-2].Role == llm.RoleTool {
+		// OpenAI-compatible servers get a tool result's images in a user
+		// message right after it, introduced as tool output.
+		last = msgs[len(msgs)-2]
+	}
 	if last.Role == llm.RoleTool {
 		res := last.ToolResults[0]
 		switch res.Name {
