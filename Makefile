@@ -4,7 +4,7 @@ STATICCHECK_VERSION := v0.8.2
 BIN       := bin
 FUZZTIME  ?= 30s
 
-.PHONY: run build test lint unit interop-deps bench fuzz soak clean
+.PHONY: run build test lint unit interop-deps browser-deps screenshots bench fuzz soak clean
 
 run: ## run the daemon in the foreground (AGENTD_HOME, default ~/.agentd)
 	$(GO) run ./cmd/agentd start
@@ -14,6 +14,12 @@ build:
 
 interop-deps: ## install the pinned Node peers (package-lock.json)
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
+
+browser-deps: ## Chromium for the dashboard's browser tests (Debian's chromium package)
+	./scripts/chromium.sh
+
+screenshots: interop-deps browser-deps ## rerun the dashboard's browser test, keeping its screenshots in docs/dashboard/
+	AGENTD_INTEROP=1 AGENTD_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run TestDashboardInBrowser ./internal/webui/e2e/
 
 $(BIN)/staticcheck:
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -37,7 +43,7 @@ lint: $(BIN)/staticcheck
 # PostgreSQL tests a server: the one in AGENTD_TEST_POSTGRES_URL or on
 # 127.0.0.1:5432, else a throwaway cluster (installing Debian's postgresql
 # when initdb is missing) that the trap stops however the tests end.
-test: interop-deps lint ## everything CI runs: lint, unit + race + interop tests, short fuzzing
+test: interop-deps browser-deps lint ## everything CI runs: lint, unit + race + interop tests, short fuzzing
 	@set -e; pg=$$(./scripts/postgres.sh); eval "$$pg"; trap './scripts/postgres.sh stop' EXIT; \
 	  set -x; \
 	  AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...; \

@@ -59,10 +59,12 @@ burst = 100000
 }
 
 // publicRoutes are the patterns served without a key: health, the Agent
-// Cards and the OAuth redirect (a browser has no key; the single-use state
-// it carries is its credential, and a state nobody waits for is refused).
+// Cards, the OAuth redirect (a browser has no key; the single-use state
+// it carries is its credential, and a state nobody waits for is refused),
+// and the dashboard's static assets and login form (which takes the key).
 // Every other route must refuse a request without the key.
-var publicRoutes = []string{"GET /api/health", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json", "GET /oauth/callback"}
+var publicRoutes = []string{"GET /api/health", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json", "GET /oauth/callback",
+	"GET /{$}", "GET /ui/", "POST /api/ui/login"}
 
 // routeRequest is one request derived from a registered pattern.
 type routeRequest struct {
@@ -85,7 +87,9 @@ func requestsFor(pattern string) []routeRequest {
 		repl = strings.NewReplacer("{name}", "memory_recall")
 	}
 	path = repl.Replace(path)
-	if strings.HasSuffix(path, "/") {
+	if exact, ok := strings.CutSuffix(path, "{$}"); ok {
+		path = exact // the path itself, nothing below it
+	} else if strings.HasSuffix(path, "/") {
 		path += "anything"
 	}
 	body := "{}"

@@ -98,6 +98,8 @@ type Kernel struct {
 
 	mu   sync.Mutex
 	busy map[string]bool // session ids with a run in progress
+
+	runs *runLog
 }
 
 // New returns a kernel.
@@ -115,7 +117,7 @@ func New(opts Options) *Kernel {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts)}
+	return &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts), runs: newRunLog()}
 }
 
 // Agents returns the agent directory.
@@ -172,7 +174,13 @@ type RunResult struct {
 // Run runs one turn. A cancelled ctx ends the run with StopCancelled and a
 // nil error; the history stays valid for the next turn.
 func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	emit := serialise(req.OnEvent)
+	runID := k.runs.start(req)
+	emit := serialise(func(e Event) {
+		k.runs.observe(runID, e)
+		if req.OnEvent != nil {
+			req.OnEvent(e)
+		}
+	})
 	var span trace.Span
 	start := time.Now()
 	if k.obs != nil {
@@ -186,6 +194,7 @@ func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
 		}
 		k.obs.endRun(ctx, span, agent, start, res, err)
 	}
+	k.runs.finish(runID, res, err)
 	if err != nil {
 		emit(Event{Type: EventError, SessionID: sessionOf(res, req), Error: err.Error()})
 		return res, err

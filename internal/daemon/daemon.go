@@ -35,6 +35,7 @@ import (
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
+	"github.com/agentd/agentd/internal/webui"
 )
 
 // Options tune a Daemon beyond its config.
@@ -67,6 +68,8 @@ type Daemon struct {
 	Cluster *postgres.Cluster
 
 	mux *routeMux
+	// ui holds the dashboard's browser sessions.
+	ui *httpapi.UISessions
 	// keys resolve bearer keys to principals; empty = no authentication.
 	keys *principal.Keys
 	// tokens verifies OAuth access tokens; nil unless [auth.oauth].
@@ -225,11 +228,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		d.closers = append(d.closers, d.followReplicas().Close)
 	}
 
+	// The dashboard logs in with the same keys as the API; its cookie is
+	// Secure whenever the daemon is reached over https.
+	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://")})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(),
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), UI: d.ui,
 	})
 	api.Register(d.mux)
+	webui.New().Register(d.mux)
 	mcpSrv, err := d.mountMCP(ctx)
 	if err != nil {
 		d.Close()
@@ -282,15 +289,16 @@ func (d *Daemon) Handler() http.Handler {
 			return d.baseURL(r) + oauthrs.WellKnown + resourcePath(r.URL.Path)
 		},
 		Public: func(p string) bool {
-			return slices.Contains(public, p) || d.publicCard(p) || (d.tokens != nil && isPublicOAuth(p))
+			return slices.Contains(public, p) || webui.PublicPaths(p) || d.publicCard(p) || (d.tokens != nil && isPublicOAuth(p))
 		},
 		RatePerSec:    d.cfg.Limits.RatePerSec,
 		Burst:         d.cfg.Limits.Burst,
 		LimitLoopback: d.cfg.Limits.LimitLoopback,
-		Unlimited:     func(p string) bool { return slices.Contains(httpapi.PublicPaths, p) },
+		Unlimited:     func(p string) bool { return slices.Contains(httpapi.UnlimitedPaths, p) },
 		JSONRPC:       d.jsonRPC,
 		MaxBodyBytes:  d.cfg.Limits.MaxBodyBytes,
 		Meter:         d.Telemetry.MeterProvider(),
+		UI:            d.ui,
 		Logger:        d.log,
 	})
 	// Outermost: the request id, trace context and duration cover the

@@ -54,6 +54,8 @@ type Options struct {
 	// others (health shows it, so that behind a load balancer one can
 	// tell who answered); "" when alone.
 	Replica string
+	// UI holds the dashboard's browser sessions; nil = no /api/ui routes.
+	UI *UISessions
 }
 
 // API serves the REST routes.
@@ -74,8 +76,14 @@ func New(opts Options) *API {
 	return &API{opts: opts, log: log}
 }
 
-// PublicPaths are the API routes that need no API key.
-var PublicPaths = []string{"/api/health"}
+// PublicPaths are the API routes that need no API key: health, and the
+// dashboard's login (the key is in its body).
+var PublicPaths = []string{"/api/health", UIPath + "login"}
+
+// UnlimitedPaths are never rate limited (a load balancer's probe must not
+// take the node out because one client is busy). The login is limited:
+// guessing keys is.
+var UnlimitedPaths = []string{"/api/health"}
 
 // Register adds the API's routes to mux. This is the route table.
 func (a *API) Register(mux Router) {
@@ -99,6 +107,10 @@ func (a *API) Register(mux Router) {
 	h("GET /api/tools", a.listTools)
 	h("POST /api/tools/{name}/call", a.callTool)
 	h("GET /api/audit", a.queryAudit)
+	h("GET /api/runs", a.listRuns)
+	h("GET "+UIPath+"session", a.uiSession)
+	h("POST "+UIPath+"login", a.uiLogin)
+	h("POST "+UIPath+"logout", a.uiLogout)
 	h("GET /api/mcp/servers", a.mcpServers)
 	h("POST /api/mcp/servers", a.addMCPServer)
 	h("DELETE /api/mcp/servers/{name}", a.removeMCPServer)
@@ -120,10 +132,32 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listRuns lists the runs in progress and the recently finished ones
+// that the principal may see (its own; an admin sees all).
+func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
+	p := who(r)
+	runs := []agent.RunInfo{}
+	for _, ri := range a.opts.Kernel.Runs() {
+		if p.MaySee(ri.Principal) {
+			runs = append(runs, ri)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	return nil
+}
+
 func (a *API) listAgents(w http.ResponseWriter, r *http.Request) error {
-	entries, err := a.opts.Kernel.Agents().List(r.Context())
+	all, err := a.opts.Kernel.Agents().List(r.Context())
 	if err != nil {
 		return err
+	}
+	// A principal sees the agents it may run.
+	p := who(r)
+	entries := make([]agent.Entry, 0, len(all))
+	for _, e := range all {
+		if p.Admin || p.MayRunAgent(e.Manifest.Name) {
+			entries = append(entries, e)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": entries, "total": len(entries)})
 	return nil
@@ -133,6 +167,9 @@ func (a *API) getAgent(w http.ResponseWriter, r *http.Request) error {
 	e, err := a.opts.Kernel.Agents().Get(r.Context(), r.PathValue("name"))
 	if err != nil {
 		return err
+	}
+	if p := who(r); !p.Admin && !p.MayRunAgent(e.Manifest.Name) {
+		return fmt.Errorf("%w: %q", agent.ErrAgentNotFound, e.Manifest.Name)
 	}
 	writeJSON(w, http.StatusOK, e)
 	return nil
@@ -268,7 +305,8 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.SessionFilter{Agent: r.URL.Query().Get("agent"), Principal: r.URL.Query().Get("principal"), Limit: limit, Offset: offset}
+	q := r.URL.Query()
+	f := store.SessionFilter{Agent: q.Get("agent"), Principal: q.Get("principal"), Query: q.Get("q"), Limit: limit, Offset: offset}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own
 	}

@@ -17,11 +17,14 @@ import (
 //	{"error": {"code": "not_found", "message": "agent not found: \"x\"", "request_id": "..."}}
 //
 // request_id is the answer's X-Request-Id, which the daemon's log records
-// of the request carry too.
+// of the request carry too. Field, when set, names the request field at
+// fault ("model", "transport.url"), so a form can show the message next
+// to it.
 type Error struct {
 	Status    int    `json:"-"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
+	Field     string `json:"field,omitempty"`
 	RequestID string `json:"request_id,omitempty"`
 }
 

@@ -56,7 +56,11 @@ type ProtectOptions struct {
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
 	// Meter counts refusals (agentd.http.rate_limited); nil counts none.
-	Meter  metric.MeterProvider
+	Meter metric.MeterProvider
+	// UI, when set, lets the dashboard's session cookie authenticate
+	// requests below /api/ (see UISessions); state-changing ones must then
+	// carry the session's CSRF token.
+	UI     *UISessions
 	Logger *slog.Logger
 	// Now is the clock, for tests; nil = time.Now.
 	Now func() time.Time
@@ -101,6 +105,10 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		keys.Add(sha256.Sum256([]byte(opts.APIKey)), &principal.Principal{Name: "admin", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}})
 	}
 	authRequired := keys.Len() > 0 || opts.Tokens != nil
+	// Browsers attach cookies (and, without keys, reach the loopback API
+	// at all) on requests other sites' pages make; the browser's own
+	// Sec-Fetch-Site and Origin headers tell those apart.
+	crossOrigin := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
@@ -116,6 +124,14 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 				who, _, tokenErr = opts.Tokens.Verify(r.Context(), token)
 			}
 		}
+		// The dashboard's cookie counts only without an Authorization
+		// header (a wrong key stays a wrong key) and only below /api/.
+		var uiSess *uiSession
+		if _, hasAuth := r.Header["Authorization"]; !hasAuth && opts.UI != nil && cookieScope(r.URL.Path) {
+			if _, uiSess = opts.UI.fromCookie(r); uiSess != nil {
+				who = uiSess.p
+			}
+		}
 		if limited(r, opts, authRequired, token) {
 			if ok, retry := limiter.allow(clientKey(r, who, token)); !ok {
 				if refused != nil {
@@ -129,6 +145,19 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		// behind (the MCP endpoint's Origin policy) decides on them, and
 		// the real request that follows still needs the key.
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+		if !safeMethod(r.Method) && token == "" && cookieScope(r.URL.Path) {
+			// A state-changing API request without a key: from the
+			// dashboard (cookie), a local tool (no auth configured), or a
+			// browser tricked by another site, which these checks refuse.
+			if err := crossOrigin.Check(r); err != nil {
+				WriteError(w, http.StatusForbidden, "csrf", "cross-origin request refused: the API takes state-changing browser requests from the dashboard's own origin only")
+				return
+			}
+			if uiSess != nil && !uiSess.checkCSRF(r) {
+				WriteError(w, http.StatusForbidden, "csrf", "missing or wrong "+CSRFHeader+" header: reload the dashboard")
+				return
+			}
+		}
 		if who == nil && !preflight && !opts.Public(r.URL.Path) {
 			challenge := `Bearer realm="agentd"`
 			msg := "missing or wrong API key: send Authorization: Bearer <api_key>"

@@ -78,8 +78,11 @@ type Message struct {
 type SessionFilter struct {
 	Agent     string
 	Principal string
-	Limit     int // 0 = no limit
-	Offset    int
+	// Query keeps the sessions whose id, agent or title contains it, or
+	// one of whose messages does, ignoring ASCII case.
+	Query  string
+	Limit  int // 0 = no limit
+	Offset int
 }
 
 // SessionStore persists sessions and their messages.

@@ -61,6 +61,14 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 		conds = append(conds, "principal = ?")
 		args = append(args, f.Principal)
 	}
+	if f.Query != "" {
+		// LIKE is case-insensitive for ASCII in SQLite; the pattern's own
+		// wildcards are escaped so "100%" means those four characters.
+		like := "%" + likeEscaper.Replace(f.Query) + "%"
+		conds = append(conds, `(id LIKE ? ESCAPE '\' OR agent LIKE ? ESCAPE '\' OR title LIKE ? ESCAPE '\'
+			OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id AND m.content LIKE ? ESCAPE '\'))`)
+		args = append(args, like, like, like, like)
+	}
 	if len(conds) > 0 {
 		q += " WHERE " + strings.Join(conds, " AND ")
 	}
@@ -73,6 +81,8 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 	out, err := collect(rows, scanSession)
 	return out, wrap(op, err)
 }
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // DeleteSession implements store.SessionStore.
 func (db *DB) DeleteSession(ctx context.Context, id string) error {

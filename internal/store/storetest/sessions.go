@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +99,39 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 				equalStrings(t, "sessions", sessionIDs(got), c.want)
 			})
 		}
+	},
+	"Search": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		for i, x := range []struct{ id, agent, title, text string }{
+			{"s1", "writer", "Draft the Release notes", "see the changelog"},
+			{"s2", "coder", "fix the build", "the linker fails at 100% of runs"},
+			{"s3", "coder", "refactor", "rename the_store package"},
+		} {
+			ok(t, st.CreateSession(ctx, store.Session{ID: x.id, Agent: x.agent, Title: x.title, CreatedAt: at(i), UpdatedAt: at(10 - i)}, msg(t, "user", x.text)), "CreateSession(%s)", x.id)
+		}
+		for _, c := range []struct {
+			q    string
+			want []string
+		}{
+			{"release NOTES", []string{"s1"}}, // title, any case
+			{"CHANGELOG", []string{"s1"}},     // message text
+			{"coder", []string{"s2", "s3"}},   // agent
+			{"s2", []string{"s2"}},            // id
+			{"100%", []string{"s2"}},          // % is literal
+			{"the_store", []string{"s3"}},     // _ is literal
+			{"_", []string{"s3"}},             // ...even alone
+			{"nothing like it", nil},
+		} {
+			got, err := st.ListSessions(ctx, store.SessionFilter{Query: c.q})
+			ok(t, err, "ListSessions(Query %q)", c.q)
+			ids := sessionIDs(got)
+			slices.Sort(ids) // the order is List's business
+			equalStrings(t, "sessions matching "+c.q, ids, c.want)
+		}
+		got, err := st.ListSessions(ctx, store.SessionFilter{Query: "the", Agent: "writer", Limit: 1})
+		ok(t, err, "ListSessions(Query, Agent, Limit)")
+		equalStrings(t, "writer sessions matching the", sessionIDs(got), []string{"s1"})
 	},
 	"Delete": func(t *testing.T, s suite) {
 		st := s.store(t)

@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/internal/principal"
+)
+
+// RunInfo describes a run in progress or recently finished: what the
+// dashboard shows as "recent runs", whatever protocol started them. Model
+// errors are never in the audit log (no tool was called), so this is where
+// an operator sees them.
+type RunInfo struct {
+	ID        string `json:"id"`
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id,omitempty"`
+	Origin    string `json:"origin,omitempty"`
+	Principal string `json:"principal,omitempty"`
+	// Depth is above 0 for runs another agent delegated (agent_send).
+	Depth      int        `json:"depth,omitempty"`
+	Started    time.Time  `json:"started"`
+	Ended      *time.Time `json:"ended,omitempty"`
+	Running    bool       `json:"running"`
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Iterations int        `json:"iterations,omitempty"`
+	// ToolCalls counts the calls the run made so far.
+	ToolCalls int `json:"tool_calls,omitempty"`
+}
+
+// maxRecentRuns bounds the finished runs kept in memory.
+const maxRecentRuns = 200
+
+// runLog keeps the runs in progress and the last finished ones, in memory
+// only: a restart starts a fresh log (the sessions and the audit log are
+// the durable record).
+type runLog struct {
+	mu       sync.Mutex
+	active   map[string]*RunInfo
+	finished []RunInfo // oldest first
+}
+
+func newRunLog() *runLog { return &runLog{active: map[string]*RunInfo{}} }
+
+func (l *runLog) start(req *RunRequest) string {
+	id := NewID()
+	l.mu.Lock()
+	l.active[id] = &RunInfo{ID: id, Agent: req.Agent, SessionID: req.SessionID, Origin: req.Origin,
+		Principal: principal.NameOf(req.Principal), Depth: req.Depth, Started: time.Now().UTC(), Running: true}
+	l.mu.Unlock()
+	return id
+}
+
+// observe updates a run from one of its events.
+func (l *runLog) observe(id string, e Event) {
+	if e.Type != EventSession && e.Type != EventToolStarted {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ri := l.active[id]
+	if ri == nil {
+		return
+	}
+	switch e.Type {
+	case EventSession:
+		ri.SessionID = e.SessionID
+	case EventToolStarted:
+		ri.ToolCalls++
+	}
+}
+
+func (l *runLog) finish(id string, res *RunResult, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ri := l.active[id]
+	if ri == nil {
+		return
+	}
+	delete(l.active, id)
+	now := time.Now().UTC()
+	ri.Ended, ri.Running = &now, false
+	if res != nil {
+		ri.StopReason, ri.Iterations = res.StopReason, res.Iterations
+		if res.SessionID != "" {
+			ri.SessionID = res.SessionID
+		}
+	}
+	if err != nil {
+		ri.Error = err.Error()
+	}
+	l.finished = append(l.finished, *ri)
+	if n := len(l.finished) - maxRecentRuns; n > 0 {
+		l.finished = slices.Delete(l.finished, 0, n)
+	}
+}
+
+// Runs returns the runs in progress, then the recently finished ones,
+// newest first in each group.
+func (k *Kernel) Runs() []RunInfo {
+	l := k.runs
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]RunInfo, 0, len(l.active)+len(l.finished))
+	for _, ri := range l.active {
+		out = append(out, *ri)
+	}
+	slices.SortFunc(out, func(a, b RunInfo) int { return b.Started.Compare(a.Started) })
+	for i := len(l.finished) - 1; i >= 0; i-- {
+		out = append(out, l.finished[i])
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm/llmtest"
+)
+
+// TestDashboardWiring: the daemon serves the dashboard at / without a key
+// and with its CSP, the login form's key becomes a session cookie that
+// authenticates API reads, and a write made with the cookie needs the
+// CSRF token. A principal's cookie sees only its agents.
+func TestDashboardWiring(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "ok"}))
+	home := t.TempDir()
+	body := fmt.Sprintf(`listen = "127.0.0.1:0"
+api_key_env = "ADMIN_KEY"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "reviewer"
+provider = "fake"
+model = "m"
+
+[[agents]]
+name = "deployer"
+provider = "fake"
+model = "m"
+
+[[principals]]
+name = "ci-bot"
+key_env = "CI_KEY"
+agents = ["reviewer"]
+`, model.URL)
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ADMIN_KEY": "k-admin", "CI_KEY": "k-ci"}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+
+	do := func(method, p, body string, hdr map[string]string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+
+	resp, body := do("GET", "/", "", nil)
+	page := body
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") || !strings.Contains(page, "/ui/js/app.js") {
+		t.Fatalf("GET / without a key: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp, _ := do("GET", "/ui/js/app.js", "", nil); resp.StatusCode != 200 {
+		t.Fatalf("GET the app module without a key: %d", resp.StatusCode)
+	}
+	if resp, _ := do("GET", "/api/ui/session", "", nil); resp.StatusCode != 401 {
+		t.Fatalf("session without a cookie: %d", resp.StatusCode)
+	}
+
+	login := func(key string) (cookie, csrf string) {
+		t.Helper()
+		resp, body := do("POST", "/api/ui/login", `{"key":"`+key+`"}`, map[string]string{"Content-Type": "application/json"})
+		var info struct {
+			CSRF string `json:"csrf_token"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &info) != nil || len(resp.Cookies()) != 1 {
+			t.Fatalf("login: %d %s", resp.StatusCode, body)
+		}
+		c := resp.Cookies()[0]
+		if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+			t.Fatalf("cookie %+v", c)
+		}
+		return c.Name + "=" + c.Value, info.CSRF
+	}
+	cookie, csrf := login("k-admin")
+	if resp, body := do("GET", "/api/agents", "", map[string]string{"Cookie": cookie}); resp.StatusCode != 200 || !strings.Contains(body, "deployer") {
+		t.Fatalf("agents with the admin's cookie: %d %s", resp.StatusCode, body)
+	}
+	newAgent := `{"name":"x","provider":"fake","model":"m"}`
+	if resp, body := do("POST", "/api/agents", newAgent, map[string]string{"Cookie": cookie}); resp.StatusCode != 403 || !strings.Contains(body, `"csrf"`) {
+		t.Fatalf("write with the cookie, without the token: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := do("POST", "/api/agents", newAgent, map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf, "Origin": "http://evil.example"}); resp.StatusCode != 403 {
+		t.Fatalf("write with the token from another origin: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := do("POST", "/api/agents", newAgent, map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf, "Origin": srv.URL}); resp.StatusCode != 201 {
+		t.Fatalf("write with the token: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := do("POST", "/mcp", `{}`, map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf}); resp.StatusCode != 401 {
+		t.Fatalf("/mcp with the dashboard's cookie: %d, want 401 (the cookie is for /api/)", resp.StatusCode)
+	}
+
+	ci, ciCSRF := login("k-ci")
+	// The dashboard's chat: a message sent with the cookie and the token.
+	if resp, body := do("POST", "/api/agents/reviewer/messages", `{"message":"check the release notes"}`, map[string]string{"Cookie": ci, "X-CSRF-Token": ciCSRF}); resp.StatusCode != 200 {
+		t.Fatalf("ci-bot's message: %d %s", resp.StatusCode, body)
+	}
+	if _, body := do("GET", "/api/sessions?q=RELEASE", "", map[string]string{"Cookie": ci}); !strings.Contains(body, "check the release notes") {
+		t.Fatalf("search: %s", body)
+	}
+	if _, body := do("GET", "/api/sessions?q=nowhere", "", map[string]string{"Cookie": ci}); strings.Contains(body, "release") {
+		t.Fatalf("search for nothing: %s", body)
+	}
+	if _, body := do("GET", "/api/sessions?q=release", "", map[string]string{"Cookie": cookie}); !strings.Contains(body, "release") {
+		t.Fatalf("the admin's search: %s", body)
+	}
+	if resp, body := do("POST", "/api/agents/deployer/messages", `{"message":"admin run"}`, map[string]string{"Authorization": "Bearer k-admin"}); resp.StatusCode != 200 {
+		t.Fatalf("admin's message: %d %s", resp.StatusCode, body)
+	}
+	var runs struct {
+		Runs []struct{ Agent, Principal string } `json:"runs"`
+	}
+	_, body = do("GET", "/api/runs", "", map[string]string{"Cookie": ci})
+	if json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 1 || runs.Runs[0].Principal != "ci-bot" {
+		t.Fatalf("ci-bot's runs: %s", body)
+	}
+	_, body = do("GET", "/api/runs", "", map[string]string{"Cookie": cookie})
+	if json.Unmarshal([]byte(body), &runs) != nil || len(runs.Runs) != 2 {
+		t.Fatalf("the admin's runs: %s", body)
+	}
+	if resp, body := do("GET", "/api/agents", "", map[string]string{"Cookie": ci}); resp.StatusCode != 200 || strings.Contains(body, "deployer") || !strings.Contains(body, "reviewer") {
+		t.Fatalf("ci-bot's agents: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := do("GET", "/api/agents/deployer", "", map[string]string{"Cookie": ci}); resp.StatusCode != 404 {
+		t.Fatalf("ci-bot reads an agent it may not run: %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,189 @@
+// DOM helpers. Everything the dashboard shows is built with h(), which
+// sets text as text nodes and attributes one by one: nothing from the
+// API (agent output, tool results, names) is ever parsed as HTML.
+
+/** h builds an element: h('a', {href: '#/x', onclick: f}, 'text', child). */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  if (attrs) {
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v == null || v === false) continue;
+      if (k.startsWith('on') && typeof v === 'function') {
+        el.addEventListener(k.slice(2).toLowerCase(), v);
+      } else if (k === 'class') {
+        el.className = Array.isArray(v) ? v.filter(Boolean).join(' ') : v;
+      } else if (k === 'dataset') {
+        Object.assign(el.dataset, v);
+      } else if (k === 'value') {
+        el.value = v;
+      } else if (k === 'checked' || k === 'selected' || k === 'disabled' || k === 'hidden' || k === 'open') {
+        el[k] = !!v;
+      } else if (v === true) {
+        el.setAttribute(k, '');
+      } else {
+        el.setAttribute(k, String(v));
+      }
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+/** append adds children (nodes, strings, arrays, null) to el. */
+export function append(el, children) {
+  for (const c of [children].flat(Infinity)) {
+    if (c == null || c === false || c === '') continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/** replace empties el and fills it with children. */
+export function replace(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+/** badge is a small status pill; kind: ok, warn, err, info, accent, untrusted. */
+export function badge(text, kind = '', title = '') {
+  return h('span', { class: ['badge', kind], title: title || null }, text);
+}
+
+/** stateBadge colours a state word (MCP server, A2A task, run). */
+export function stateBadge(state) {
+  const kind = {
+    connected: 'ok', completed: 'ok', ok: 'ok', allow: 'ok', approved: 'ok', end_turn: 'ok', running: 'info', working: 'info',
+    submitted: 'info', connecting: 'warn', 'input-required': 'warn', 'auth-required': 'warn', pending: 'warn',
+    disabled: '', canceled: '', cancelled: '', failed: 'err', error: 'err', denied: 'err', deny: 'err',
+    rejected: 'err', timeout: 'err',
+  }[state] ?? '';
+  return badge(state || 'unknown', kind);
+}
+
+/** empty is an empty state: what is missing and what to do next. */
+export function empty(title, ...what) {
+  return h('div', { class: 'empty' }, h('strong', null, title), ...what);
+}
+
+/** errorBox shows an error message. */
+export function errorBox(err) {
+  return h('div', { class: 'error-box', role: 'alert' }, String(err?.message ?? err));
+}
+
+/** spinner is a small busy indicator with an accessible label. */
+export function spinner(label = 'Working') {
+  return h('span', { class: 'spinner', role: 'img', 'aria-label': label });
+}
+
+/** table builds a data table; rows are arrays of cells, or {cells, onclick, class}. */
+export function table(headers, rows, opts = {}) {
+  const body = h('tbody');
+  for (const r of rows) {
+    const row = Array.isArray(r) ? { cells: r } : r;
+    const tr = h('tr', { class: [row.onclick && 'clickable', row.class] });
+    if (row.onclick) {
+      tr.tabIndex = 0;
+      tr.addEventListener('click', (e) => { if (!e.target.closest('a,button,input,select,textarea,summary')) row.onclick(e); });
+      tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' && e.target === tr) row.onclick(e); });
+    }
+    for (const c of row.cells) {
+      const cell = c && typeof c === 'object' && !(c instanceof Node) && !Array.isArray(c) ? c : { v: c };
+      tr.append(h('td', { class: cell.class }, cell.v));
+    }
+    body.append(tr);
+  }
+  return h('div', { class: 'table-wrap' },
+    h('table', { class: 'data', 'aria-label': opts.label || null },
+      h('thead', null, h('tr', null, headers.map((x) => h('th', { scope: 'col' }, x)))),
+      body));
+}
+
+/** field wraps a form control with its label, help and error slot. */
+export function field(label, control, opts = {}) {
+  const id = control.id || `f-${Math.random().toString(36).slice(2, 9)}`;
+  control.id = id;
+  const err = h('div', { class: 'field-error', id: `${id}-err`, hidden: true });
+  control.setAttribute('aria-describedby', `${id}-err`);
+  const f = h('div', { class: ['field', opts.wide && 'wide'], dataset: { field: opts.name || '' } },
+    h('label', { for: id }, label), control,
+    opts.help ? h('div', { class: 'help' }, opts.help) : null, err);
+  return f;
+}
+
+/** setFieldError shows msg under the field named name in form (or clears all with null). */
+export function setFieldError(form, name, msg) {
+  for (const f of form.querySelectorAll('.field')) {
+    const err = f.querySelector('.field-error');
+    const match = name != null && (f.dataset.field === name || (name.startsWith(f.dataset.field + '.') && f.dataset.field) || (name.startsWith(f.dataset.field + '[') && f.dataset.field));
+    if (name == null || match) {
+      f.classList.toggle('invalid', !!match);
+      err.hidden = !match;
+      err.textContent = match ? msg : '';
+      if (match) f.querySelector('input,select,textarea')?.setAttribute('aria-invalid', 'true');
+      else f.querySelector('input,select,textarea')?.removeAttribute('aria-invalid');
+    }
+  }
+  const hit = name != null && [...form.querySelectorAll('.field.invalid')][0];
+  if (hit) hit.querySelector('input,select,textarea')?.focus();
+  return !!hit;
+}
+
+/** time formats an ISO time as local date and time. */
+export function time(ts) {
+  if (!ts) return '';
+  const d = new Date(ts);
+  if (Number.isNaN(d.getTime())) return String(ts);
+  return d.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+}
+
+/** ago says how long ago ts was, in words. */
+export function ago(ts) {
+  if (!ts) return '';
+  const s = Math.round((Date.now() - new Date(ts).getTime()) / 1000);
+  if (s < 5) return 'just now';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+/** timeAgo is a <time> element showing ago(ts) with the full time as a tooltip. */
+export function timeAgo(ts) {
+  return h('time', { datetime: ts, title: time(ts), class: 'nowrap' }, ago(ts));
+}
+
+/** duration formats seconds as "1 h 4 min", "3 min 2 s", "850 ms". */
+export function duration(sec) {
+  if (sec == null) return '';
+  if (sec < 1) return `${Math.round(sec * 1000)} ms`;
+  if (sec < 60) return `${Math.round(sec * 10) / 10} s`;
+  const m = Math.floor(sec / 60);
+  if (m < 60) return `${m} min ${Math.round(sec % 60)} s`;
+  const hr = Math.floor(m / 60);
+  if (hr < 48) return `${hr} h ${m % 60} min`;
+  return `${Math.floor(hr / 24)} d ${hr % 24} h`;
+}
+
+/** pretty formats JSON (a value or a JSON string) for a <pre>. */
+export function pretty(v) {
+  if (typeof v === 'string') {
+    try { return JSON.stringify(JSON.parse(v), null, 2); } catch { return v; }
+  }
+  return JSON.stringify(v, null, 2);
+}
+
+/** dataURL turns an API image ({mime_type, data: base64}) into a data: URL. */
+export function dataURL(img) {
+  return `data:${img.mime_type};base64,${img.data}`;
+}
+
+/** same reports whether two JSON-able values are equal (to skip redraws). */
+export function same(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** debounce delays f until ms have passed without a call. */
+export function debounce(f, ms) {
+  let t;
+  return (...args) => { clearTimeout(t); t = setTimeout(() => f(...args), ms); };
+}

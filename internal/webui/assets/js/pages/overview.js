@@ -1,0 +1,177 @@
+// Overview: health, agents, upstream MCP servers, external A2A agents,
+// runs and recent problems, refreshed every few seconds.
+
+import { api } from '../api.js';
+import { h, replace, badge, stateBadge, empty, table, timeAgo, duration, same, errorBox } from '../dom.js';
+
+async function load() {
+  const opt = (p) => p.catch((e) => ({ error: e }));
+  const [health, agents, mcp, a2a, runs, audit, approvals] = await Promise.all([
+    api.get('/api/health'),
+    opt(api.get('/api/agents')),
+    opt(api.get('/api/mcp/servers')),
+    opt(api.get('/api/a2a/agents')),
+    opt(api.get('/api/runs')),
+    opt(api.get('/api/audit?limit=200')),
+    opt(api.get('/api/approvals')),
+  ]);
+  return { health, agents, mcp, a2a, runs, audit, approvals };
+}
+
+function stat(label, value, detail, id) {
+  return h('div', { class: 'card stat', id }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value), h('div', { class: 'detail' }, detail));
+}
+
+function card(title, hint, body, id) {
+  return h('section', { class: 'card', id, 'aria-labelledby': `${id}-h` },
+    h('header', null, h('h2', { id: `${id}-h` }, title), h('span', { class: 'spacer' }), hint ? h('span', { class: 'hint' }, hint) : null),
+    body);
+}
+
+function agentsCard(d) {
+  if (d.agents.error) return card('Agents', '', errorBox(d.agents.error), 'ov-agents');
+  const list = d.agents.agents || [];
+  const body = list.length === 0
+    ? empty('No agents yet', 'Add an [[agents]] table to config.toml, or create one on the ', h('a', { href: '#/agents/new' }, 'Agents page'), '.')
+    : table(['Agent', 'Model', 'Served over', ''], list.map((e) => {
+      const m = e.manifest;
+      return [
+        [h('a', { href: `#/agents/${encodeURIComponent(m.name)}` }, h('strong', null, m.name)), m.description ? h('div', { class: 'small muted' }, m.description) : null],
+        m.kind === 'mcp_proxy' ? badge('mcp proxy', 'info') : h('span', { class: 'mono small' }, `${m.provider}/${m.model}`),
+        h('span', { class: 'row' }, badge('HTTP'), m.expose?.mcp ? badge('MCP', 'accent') : null, m.expose?.a2a ? badge('A2A', 'accent') : null),
+        m.kind === 'mcp_proxy' ? '' : h('a', { class: 'btn small', href: `#/chat/${encodeURIComponent(m.name)}` }, 'Chat'),
+      ];
+    }), { label: 'Agents' });
+  return card('Agents', `${list.length} agent${list.length === 1 ? '' : 's'}`, body, 'ov-agents');
+}
+
+function serversCard(d) {
+  if (d.mcp.error) return card('MCP servers', '', errorBox(d.mcp.error), 'ov-mcp');
+  const list = d.mcp.servers || [];
+  const body = list.length === 0
+    ? empty('No upstream MCP servers', 'Add one on the ', h('a', { href: '#/tools' }, 'Tools & servers'), ' page or as [[mcp_servers]] in config.toml; its tools then reach agents whose tools patterns match.')
+    : table(['Server', 'State', 'Tools', 'Reconnects', 'Last error'], list.map((s) => ({
+      cells: [
+        [h('a', { href: `#/tools/server/${encodeURIComponent(s.name)}` }, h('strong', null, s.name)), ' ', h('span', { class: 'faint small' }, s.transport)],
+        stateBadge(s.state),
+        { v: String(s.tools_count), class: 'num' },
+        { v: String(s.reconnects), class: 'num' },
+        s.last_error ? h('span', { class: 'small', title: s.last_error }, s.last_error.length > 90 ? `${s.last_error.slice(0, 90)}…` : s.last_error) : h('span', { class: 'faint' }, '—'),
+      ],
+      class: `server-row server-${s.name}`,
+    })), { label: 'MCP servers' });
+  const up = list.filter((s) => s.state === 'connected').length;
+  return card('MCP servers', `${up} of ${list.length} connected`, body, 'ov-mcp');
+}
+
+function a2aCard(d) {
+  if (d.a2a.error) {
+    const off = d.a2a.error.status === 404;
+    return card('External A2A agents', '', off
+      ? empty('A2A is off', 'Set enabled = true in the [a2a] table of config.toml to serve Agent Cards and reach external agents.')
+      : errorBox(d.a2a.error), 'ov-a2a');
+  }
+  const list = d.a2a.agents || [];
+  const body = list.length === 0
+    ? empty('No external A2A agents', 'List remote agents as [[a2a.external_agents]] in config.toml; agents reach them as a2a_* tools.')
+    : table(['Agent', 'URL', 'State', 'Checked'], list.map((a) => [
+      h('strong', null, a.name), h('span', { class: 'mono small' }, a.url),
+      a.discovered ? badge('discovered', 'ok') : (a.error ? badge('unreachable', 'err', a.error) : badge('discovering', 'warn')),
+      a.checked_at ? timeAgo(a.checked_at) : '',
+    ]), { label: 'External A2A agents' });
+  return card('External A2A agents', `${list.filter((a) => a.discovered).length} of ${list.length} reachable`, body, 'ov-a2a');
+}
+
+function runState(r) {
+  if (r.running) return stateBadge('running');
+  if (r.error) return badge('error', 'err', r.error);
+  return stateBadge(r.stop_reason || 'end_turn');
+}
+
+function runsCard(d) {
+  if (d.runs.error) return card('Recent runs', '', errorBox(d.runs.error), 'ov-runs');
+  const list = (d.runs.runs || []).slice(0, 12);
+  const body = list.length === 0
+    ? empty('No runs since agentd started', 'Start one on the ', h('a', { href: '#/chat' }, 'Chat'), ' page, or from any MCP, A2A or ACP client.')
+    : table(['Agent', 'From', 'Started', 'Took', 'Result'], list.map((r) => ({
+      cells: [
+        r.session_id ? h('a', { href: `#/sessions/${encodeURIComponent(r.session_id)}` }, r.agent) : r.agent,
+        h('span', { class: 'small' }, r.origin || '—', r.principal ? h('span', { class: 'faint' }, ` · ${r.principal}`) : ''),
+        timeAgo(r.started),
+        r.ended ? duration((new Date(r.ended) - new Date(r.started)) / 1000) : '…',
+        runState(r),
+      ],
+    })), { label: 'Recent runs' });
+  const running = (d.runs.runs || []).filter((r) => r.running).length;
+  return card('Recent runs', running ? `${running} running` : 'since agentd started', body, 'ov-runs');
+}
+
+function problems(d) {
+  const out = [];
+  for (const r of d.runs.runs || []) {
+    if (r.error) out.push({ at: r.ended || r.started, what: `run of ${r.agent}`, detail: r.error, link: r.session_id ? `#/sessions/${encodeURIComponent(r.session_id)}` : '' });
+  }
+  for (const a of d.audit.records || []) {
+    if (a.Outcome === 'error' || a.Outcome === 'denied' || a.Outcome === 'timeout') {
+      out.push({ at: a.Time, what: `${a.Tool} (${a.Outcome})`, detail: a.Detail || '', link: `#/audit?tool=${encodeURIComponent(a.Tool)}` });
+    }
+  }
+  for (const s of d.mcp.servers || []) {
+    if (s.state === 'failed' && s.last_error) out.push({ at: '', what: `MCP server ${s.name}`, detail: s.last_error, link: `#/tools/server/${encodeURIComponent(s.name)}` });
+  }
+  out.sort((x, y) => String(y.at).localeCompare(String(x.at)));
+  return out.slice(0, 10);
+}
+
+function problemsCard(d) {
+  const list = problems(d);
+  const body = list.length === 0
+    ? empty('Nothing went wrong', 'Failed runs, refused or failing tool calls and unreachable servers show up here.')
+    : table(['When', 'What', 'Detail'], list.map((p) => [
+      p.at ? timeAgo(p.at) : h('span', { class: 'faint' }, 'now'),
+      p.link ? h('a', { href: p.link }, p.what) : p.what,
+      h('span', { class: 'small' }, p.detail),
+    ]), { label: 'Recent problems' });
+  return card('Recent problems', '', body, 'ov-problems');
+}
+
+function render(d) {
+  const servers = d.mcp.servers || [];
+  const up = servers.filter((s) => s.state === 'connected').length;
+  const runs = d.runs.runs || [];
+  const pending = (d.approvals.approvals || []).length;
+  return [
+    h('div', { class: 'grid stats' },
+      stat('Status', [h('span', { class: 'dot ok' }), d.health.status], `version ${d.health.version}`, 'stat-status'),
+      stat('Uptime', duration(d.health.uptime_seconds), 'since the daemon started', 'stat-uptime'),
+      stat('Agents', String((d.agents.agents || []).length), 'config and API', 'stat-agents'),
+      stat('MCP servers', `${up}/${servers.length}`, 'connected', 'stat-mcp'),
+      stat('Runs', String(runs.filter((r) => r.running).length), `running · ${runs.filter((r) => r.error).length} failed recently`, 'stat-runs'),
+      stat('Approvals', pending ? h('a', { href: '#/approvals' }, String(pending)) : '0', pending ? 'waiting for you' : 'none waiting', 'stat-approvals')),
+    h('div', { class: 'grid two' }, agentsCard(d), serversCard(d), runsCard(d), a2aCard(d)),
+    h('div', { class: 'grid', id: 'ov-bottom' }, problemsCard(d)),
+  ];
+}
+
+export default async function overview(ctx) {
+  const body = h('div', { id: 'overview-body' });
+  replace(ctx.main,
+    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live; refreshes every 3 seconds')),
+    body);
+  let last = null;
+  ctx.every(3000, async () => {
+    let d;
+    try {
+      d = await load();
+    } catch (e) {
+      replace(body, errorBox(e));
+      last = null;
+      return;
+    }
+    // Redraw only what changed, so focus and scroll stay put.
+    const key = { ...d, health: { ...d.health, uptime_seconds: Math.floor(d.health.uptime_seconds / 60) } };
+    if (last && same(last, key)) return;
+    last = key;
+    replace(body, render(d));
+  });
+}
