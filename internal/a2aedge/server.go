@@ -44,7 +44,6 @@ import (
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/manifest"
-	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/store"
 )
 
@@ -388,29 +387,25 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request, name string) *h
 	return r.WithContext(a2alog.AttachLogger(withAgent(r.Context(), name), s.log))
 }
 
-// writeErr maps core errors to the API's stable error shape.
+// writeErr writes err in the API's stable error shape: A2A's own errors
+// are decided here, the core's by httpapi.ToError, the one map of HTTP
+// statuses, so both edges answer a core error alike.
 func writeErr(w http.ResponseWriter, log *slog.Logger, err error) {
 	switch {
-	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, store.ErrNotFound), errors.Is(err, a2a.ErrTaskNotFound):
+	case errors.Is(err, a2a.ErrTaskNotFound):
 		httpapi.WriteError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest), errors.Is(err, a2a.ErrParseError), errors.Is(err, errBadRequest):
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error())
-	case errors.Is(err, agent.ErrForbidden):
-		httpapi.WriteError(w, http.StatusForbidden, "forbidden", err.Error())
 	case errors.Is(err, a2a.ErrTaskNotCancelable):
 		httpapi.WriteError(w, http.StatusConflict, "not_cancelable", err.Error())
-	case errors.Is(err, netguard.ErrBlocked):
-		httpapi.WriteError(w, http.StatusForbidden, "blocked", err.Error())
 	case errors.Is(err, errUpstream):
 		httpapi.WriteError(w, http.StatusBadGateway, "upstream", err.Error())
 	default:
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpapi.WriteError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
-			return
+		e := httpapi.ToError(err)
+		if e.Status >= 500 {
+			log.Error("a2a request failed", "err", err)
 		}
-		log.Error("a2a request failed", "err", err)
-		httpapi.WriteError(w, http.StatusInternalServerError, "internal", err.Error())
+		httpapi.WriteError(w, e.Status, e.Code, e.Message)
 	}
 }
 

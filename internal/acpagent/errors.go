@@ -8,6 +8,8 @@ import (
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
 )
 
 // resourceNotFound is ACP's error code for an unknown session or file.
@@ -27,11 +29,12 @@ func wireError(err error) error {
 	}
 	data := map[string]any{"error": err.Error()}
 	switch {
-	case errors.Is(err, ErrUnknownSession), errors.Is(err, agent.ErrSessionNotFound):
+	case errors.Is(err, ErrUnknownSession), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound):
 		return &acp.RequestError{Code: resourceNotFound, Message: "Resource not found", Data: data}
-	case errors.Is(err, ErrBadCwd), errors.Is(err, agent.ErrWrongAgent):
+	case errors.Is(err, ErrBadCwd), errors.Is(err, agent.ErrWrongAgent), errors.Is(err, tool.ErrUnknownTool):
 		return acp.NewInvalidParams(data)
-	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrNoModel):
+	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrNoModel),
+		errors.Is(err, agent.ErrForbidden), errors.Is(err, agent.ErrReadOnly), errors.Is(err, agent.ErrSessionBusy):
 		return acp.NewInvalidRequest(data)
 	case errors.Is(err, llm.ErrAuth):
 		// The model provider refused agentd's key: not something the

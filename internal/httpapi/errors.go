@@ -8,8 +8,11 @@ import (
 	"net/http"
 
 	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/auditlog"
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
 )
 
 // Error is the stable JSON error shape of every API response:
@@ -35,8 +38,9 @@ func errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// toError maps core errors to HTTP statuses in one place.
-func toError(err error) *Error {
+// ToError maps core errors to HTTP statuses in one place; the A2A edge's
+// non-protocol routes use it too, so both answer a core error alike.
+func ToError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
@@ -45,10 +49,13 @@ func toError(err error) *Error {
 	switch {
 	case errors.As(err, &mbe):
 		return errorf(http.StatusRequestEntityTooLarge, "too_large", "request body exceeds %d bytes", mbe.Limit)
-	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound),
+		errors.Is(err, tool.ErrUnknownTool):
 		return errorf(http.StatusNotFound, "not_found", "%s", err)
 	case errors.Is(err, agent.ErrForbidden):
 		return errorf(http.StatusForbidden, "forbidden", "%s", err)
+	case errors.Is(err, netguard.ErrBlocked):
+		return errorf(http.StatusForbidden, "blocked", "%s", err)
 	case errors.Is(err, agent.ErrReadOnly):
 		return errorf(http.StatusConflict, "read_only", "%s: edit the config file instead", err)
 	case errors.Is(err, agent.ErrSessionBusy), errors.Is(err, store.ErrExists), errors.Is(err, store.ErrConflict):
@@ -61,13 +68,18 @@ func toError(err error) *Error {
 		return errorf(http.StatusBadGateway, "model_error", "%s", err)
 	case errors.Is(err, agent.ErrWrongAgent), errors.Is(err, agent.ErrNoModel):
 		return errorf(http.StatusBadRequest, "bad_request", "%s", err)
+	case errors.Is(err, tool.ErrDisconnected):
+		return errorf(http.StatusBadGateway, "upstream", "%s", err)
+	case errors.Is(err, auditlog.ErrClosed):
+		// The daemon is shutting down.
+		return errorf(http.StatusServiceUnavailable, "unavailable", "%s", err)
 	}
 	return errorf(http.StatusInternalServerError, "internal", "%s", err)
 }
 
 // writeError writes err in the stable shape and logs server errors.
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
-	e := *toError(err)
+	e := *ToError(err)
 	e.RequestID = RequestIDOf(w)
 	if e.Status >= 500 {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -167,9 +167,9 @@ func TestErrorMapping(t *testing.T) {
 		{errors.New("disk on fire"), 500, "internal"},
 	}
 	for _, tt := range tests {
-		e := toError(tt.err)
+		e := ToError(tt.err)
 		if e.Status != tt.want || e.Code != tt.code {
-			t.Errorf("toError(%v) = %d %s, want %d %s", tt.err, e.Status, e.Code, tt.want, tt.code)
+			t.Errorf("ToError(%v) = %d %s, want %d %s", tt.err, e.Status, e.Code, tt.want, tt.code)
 		}
 	}
 }

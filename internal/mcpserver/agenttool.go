@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -47,7 +46,7 @@ func (s *Server) agentHandler(name string) mcp.ToolHandler {
 			return toolError(fmt.Sprintf("forbidden: %v", err), nil), nil
 		}
 		if errors.Is(err, agent.ErrAgentNotFound) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("agent %q no longer exists", name)}
+			return nil, failf(agent.ErrAgentNotFound, "agent %q no longer exists", name)
 		}
 		if err != nil {
 			var sc json.RawMessage

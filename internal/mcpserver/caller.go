@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/mcpclient"
@@ -111,16 +110,12 @@ func withInput[R interface{ NeedsInput() bool }](ctx context.Context, ss *mcp.Se
 	for round := 1; res.NeedsInput(); round++ {
 		var zero R
 		if round > maxForwardRounds {
-			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the upstream server still asks for input after several rounds"}
+			return zero, wireError(errors.New("the upstream server still asks for input after several rounds"))
 		}
 		reqs, st := asks(res)
 		got, err := c.Answer(ctx, reqs)
 		if err != nil {
-			var rpcErr *jsonrpc.Error
-			if errors.As(err, &rpcErr) {
-				return zero, &jsonrpc.Error{Code: rpcErr.Code, Message: err.Error()}
-			}
-			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+			return zero, wireError(err)
 		}
 		if res, err = call(got, st); err != nil {
 			return res, err

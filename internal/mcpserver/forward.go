@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
 	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
 
@@ -421,7 +419,7 @@ func (r *relay) deliver(ctx context.Context, msg []byte) {
 func (r *relay) fail(id json.RawMessage, isRequest bool, msg string) {
 	r.log.Warn("mcp relay: " + msg)
 	if isRequest {
-		r.src.reply(jsonrpcwire.ErrorResponse(id, jsonrpc.CodeInternalError, msg))
+		r.src.reply(errorResponse(id, errors.New(msg)))
 	}
 }
 

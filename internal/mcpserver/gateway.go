@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/tool"
 )
 
 // Upstreams gives gateways the live client session of an upstream server,
@@ -65,7 +67,7 @@ func (s *Server) upstreamError(server string, err error) error {
 			return e
 		}
 	}
-	return err
+	return wireError(err)
 }
 
 // forward answers the non-tool features from the upstream session. Request
@@ -134,7 +136,7 @@ func withResultType[T any](r *T) (*T, error) {
 func (s *Server) forwardOne(ctx context.Context, server string, req mcp.Request, next func() (mcp.Result, error)) (mcp.Result, error) {
 	cs, ok := s.opts.Upstreams.Session(server)
 	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the upstream server %q is not connected", server)}
+		return nil, failf(tool.ErrDisconnected, "the upstream server %q is not connected", server)
 	}
 	// Params may be typed nil pointers when the request had none.
 	switch p := req.GetParams().(type) {

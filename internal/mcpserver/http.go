@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
 	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/telemetry"
 )
@@ -44,7 +42,7 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		origin := r.Header.Get("Origin")
 		if origin != "" {
 			if !origins.allowed(origin) {
-				writeHTTPError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: origin "+strconvQuote(origin)+" is not allowed (loopback origins and [mcp] allowed_origins are)")
+				writeHTTPError(w, http.StatusForbidden, &protocolError{errInvalidRequest, "forbidden: origin " + strconvQuote(origin) + " is not allowed (loopback origins and [mcp] allowed_origins are)"})
 				return
 			}
 			corsHeaders(w, origin)
@@ -62,7 +60,7 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		case http.MethodPost:
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
-			writeHTTPError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed: use POST, GET or DELETE")
+			writeHTTPError(w, http.StatusMethodNotAllowed, &protocolError{errInvalidRequest, "method not allowed: use POST, GET or DELETE"})
 			return
 		}
 
@@ -180,7 +178,7 @@ func (discard) WriteHeader(int)             {}
 // whether to go on.
 func precheck(w http.ResponseWriter, body []byte, modern bool) bool {
 	if !json.Valid(body) {
-		writeJSON(w, http.StatusBadRequest, jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeParseError, msgParseError))
+		writeHTTPError(w, http.StatusBadRequest, errNotJSON)
 		return false
 	}
 	f := jsonrpcwire.Scan(body)
@@ -196,7 +194,7 @@ func precheck(w http.ResponseWriter, body []byte, modern bool) bool {
 	if modern {
 		status = http.StatusNotFound
 	}
-	writeJSON(w, status, jsonrpcwire.ErrorResponse(id, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", method)))
+	writeJSON(w, status, errorResponse(id, &protocolError{errMethodNotFound, fmt.Sprintf("method not found: %q", method)}))
 	return false
 }
 
@@ -228,10 +226,10 @@ func readBody(w http.ResponseWriter, r *http.Request, buf *bytes.Buffer, limit i
 	var tl *jsonrpcwire.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		writeJSON(w, http.StatusRequestEntityTooLarge, jsonrpcwire.ErrorResponse(jsonrpcwire.ScanID(tl.Head), jsonrpc.CodeInvalidRequest, tl.Error()))
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorResponse(jsonrpcwire.ScanID(tl.Head), tl))
 		return nil, false
 	case err != nil:
-		writeHTTPError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "cannot read the request body")
+		writeHTTPError(w, http.StatusBadRequest, &protocolError{errInvalidRequest, "cannot read the request body"})
 		return nil, false
 	}
 	return buf.Bytes(), true
@@ -280,10 +278,6 @@ func hasInitialize(body []byte) bool {
 	}
 	f := jsonrpcwire.Scan(t)
 	return f.Complete && f.Method == "initialize"
-}
-
-func writeHTTPError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeJSON(w, status, jsonrpcwire.ErrorResponse(nil, code, msg))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

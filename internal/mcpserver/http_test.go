@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/config"
-	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store"
@@ -173,8 +170,8 @@ func TestHTTPEdges(t *testing.T) {
 // itself is a JSON-RPC response.
 func TestHTTPJSONErrorsAreJSONRPC(t *testing.T) {
 	for _, b := range [][]byte{
-		jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeParseError, msgParseError),
-		jsonrpcwire.ErrorResponse(json.RawMessage(`"x\"y"`), jsonrpc.CodeInvalidRequest, "quote \" newline \n control \x01 <tag>"),
+		errorResponse(nil, errNotJSON),
+		errorResponse(json.RawMessage(`"x\"y"`), &protocolError{errInvalidRequest, "quote \" newline \n control \x01 <tag>"}),
 	} {
 		var m struct {
 			JSONRPC string          `json:"jsonrpc"`

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -70,7 +69,7 @@ func (s *Server) listSessions(ctx context.Context, cursor string) (*mcp.ListReso
 	if cursor != "" {
 		n, err := strconv.Atoi(cursor)
 		if err != nil || n < 0 {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+			return nil, failf(errInvalidParams, "invalid cursor")
 		}
 		offset = n
 	}
@@ -82,7 +81,7 @@ func (s *Server) listSessions(ctx context.Context, cursor string) (*mcp.ListReso
 	}
 	list, err := s.opts.Sessions.ListSessions(ctx, store.SessionFilter{Limit: sessionPageSize + 1, Offset: offset})
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, wireError(fmt.Errorf("list sessions: %w", err))
 	}
 	if len(list) > sessionPageSize {
 		list = list[:sessionPageSize]

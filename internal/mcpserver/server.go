@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -342,7 +341,7 @@ func (s *Server) Mount(mux Router) {
 		mux.Handle(p+"/gateway/{server}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := s.GatewayHandler(r.PathValue("server"))
 			if h == nil {
-				writeHTTPError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, fmt.Sprintf("no MCP gateway %q (configure [mcp] gateways)", r.PathValue("server")))
+				writeHTTPError(w, http.StatusNotFound, &protocolError{errInvalidRequest, fmt.Sprintf("no MCP gateway %q (configure [mcp] gateways)", r.PathValue("server"))})
 				return
 			}
 			h.ServeHTTP(w, r)

@@ -42,7 +42,7 @@ func (s *frameSource) next() ([]byte, error) {
 		var tl *jsonrpcwire.TooLargeError
 		if errors.As(err, &tl) {
 			s.log.Warn("mcp: message over the size limit skipped", "bytes", tl.Size, "limit", tl.Limit)
-			s.reply(jsonrpcwire.ErrorResponse(jsonrpcwire.ScanID(tl.Head), jsonrpc.CodeInvalidRequest, tl.Error()))
+			s.reply(errorResponse(jsonrpcwire.ScanID(tl.Head), tl))
 			continue
 		}
 		if err != nil {
@@ -66,15 +66,16 @@ func (s *frameSource) reply(msg []byte) {
 // JSON-RPC message, or nil.
 func checkFrame(frame []byte) []byte {
 	if !json.Valid(frame) {
-		return jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeParseError, msgParseError)
+		return errorResponse(nil, errNotJSON)
 	}
 	if t := bytes.TrimSpace(frame); len(t) > 0 && t[0] == '[' {
-		return jsonrpcwire.ErrorResponse(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per frame")
+		return errorResponse(nil, &protocolError{errInvalidRequest, "invalid request: JSON-RPC batches are not supported; send one message per frame"})
 	}
 	return nil
 }
 
-const msgParseError = "parse error: the message is not valid JSON"
+// errNotJSON answers a message that does not parse.
+var errNotJSON = &protocolError{errParse, "parse error: the message is not valid JSON"}
 
 // stdioTransport is an mcp.Transport over a framed byte stream; see
 // frameSource for how it differs from mcp.IOTransport.
@@ -143,7 +144,7 @@ func (c *stdioConn) readLoop() {
 		}
 		msg, err := jsonrpc.DecodeMessage(frame)
 		if err != nil {
-			c.src.reply(jsonrpcwire.ErrorResponse(jsonrpcwire.ScanID(frame), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()))
+			c.src.reply(errorResponse(jsonrpcwire.ScanID(frame), &protocolError{errInvalidRequest, "invalid request: " + err.Error()}))
 			continue
 		}
 		select {
