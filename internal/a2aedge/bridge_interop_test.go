@@ -497,8 +497,17 @@ allow_private = true
 	checkMCPClientSteps(t, steps, "a2a_js")
 	// agentd does not answer the cancelled call (the MCP spec says the
 	// receiver of a cancellation should not), which the SDK would report.
-	if errs := fmt.Sprint(get(steps["wire"], "errors")); errs != "[]" {
-		t.Errorf("the SDK client reported %s", errs)
+	// A progress notification the server sent before the cancellation
+	// reached it may still arrive after the client forgot the call: the
+	// protocol cannot prevent that race, so only it is tolerated.
+	errs, ok := get(steps["wire"], "errors").([]any)
+	if !ok {
+		t.Errorf("the client's wire step is missing: %v", steps["wire"])
+	}
+	for _, e := range errs {
+		if !strings.Contains(fmt.Sprint(e), "progress notification for an unknown token") {
+			t.Errorf("the SDK client reported %v", e)
+		}
 	}
 	deadline = time.Now().Add(10 * time.Second)
 	for len(canceledOnJS(t, jsURL)) == 0 {

@@ -485,6 +485,12 @@ func (s *server) connectError(sess *session, err error) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if perr := sess.proc.exitError(); perr != nil {
+			// Its last words may still be in the pipe: the child has
+			// exited, so its stderr ends soon.
+			select {
+			case <-sess.proc.stderrDone:
+			case <-time.After(200 * time.Millisecond):
+			}
 			if line := sess.proc.lastStderr(); line != "" {
 				return fmt.Errorf("connect: %w (stderr: %s)", perr, line)
 			}
