@@ -209,6 +209,8 @@ func TestTraceAcrossMCPAgentModelUpstream(t *testing.T) {
 		}
 	}
 
+	logTree(t, spans, traceID)
+
 	// Kinds and the conventions' attributes.
 	if post.kind != tracepb.Span_SPAN_KIND_SERVER || post.attrs["http.route"] != "/mcp" || post.attrs["http.response.status_code"] != "200" {
 		t.Errorf("POST /mcp span: %v %v", post.kind, post.attrs)
@@ -267,4 +269,39 @@ func TestTraceAcrossMCPAgentModelUpstream(t *testing.T) {
 			t.Errorf("model request %d: traceparent %q is no chat span's", i+1, got)
 		}
 	}
+}
+
+// logTree logs the spans of trace id as an indented tree (go test -v),
+// the picture docs/observability.md shows.
+func logTree(t *testing.T, spans []span, id string) {
+	children := map[string][]span{}
+	ids := map[string]bool{}
+	for _, s := range spans {
+		if s.traceID == id {
+			ids[s.spanID] = true
+		}
+	}
+	var roots []span
+	for _, s := range spans {
+		if s.traceID != id {
+			continue
+		}
+		if ids[s.parentID] {
+			children[s.parentID] = append(children[s.parentID], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	var b strings.Builder
+	var walk func(s span, depth int)
+	walk = func(s span, depth int) {
+		fmt.Fprintf(&b, "%s%s [%s]\n", strings.Repeat("  ", depth), s.name, strings.TrimPrefix(s.kind.String(), "SPAN_KIND_"))
+		for _, c := range children[s.spanID] {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	t.Logf("trace %s:\n%s", id, b.String())
 }
