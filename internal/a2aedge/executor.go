@@ -14,11 +14,13 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -125,7 +127,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, 
 			req.SessionID = ec.ContextID
 		}
 	}
-	return s.start(ec.TaskID, req), ""
+	return s.start(ctx, ec.TaskID, req), ""
 }
 
 // run is one run serving one task: a kernel run, or a model-free run
@@ -167,8 +169,14 @@ type outcome struct {
 }
 
 // start launches the kernel run for a task; the server owns the goroutine.
-func (s *Server) start(id a2a.TaskID, req *agent.RunRequest) *run {
-	ctx, cancel := context.WithCancel(s.baseCtx)
+// The run outlives the request that started it (reqCtx), but stays in its
+// trace and keeps its request id.
+func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequest) *run {
+	base := trace.ContextWithSpanContext(s.baseCtx, trace.SpanContextFromContext(reqCtx))
+	if rid := telemetry.RequestID(reqCtx); rid != "" {
+		base = telemetry.WithRequestID(base, rid)
+	}
+	ctx, cancel := context.WithCancel(base)
 	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
 	req.Approver = r
 	req.OnEvent = func(e agent.Event) { r.push(item{ev: &e}) }

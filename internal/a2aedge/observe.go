@@ -41,7 +41,7 @@ func (tm *taskMetrics) entered(ctx context.Context, agent string, state a2a.Task
 	if tm == nil || state == "" {
 		return
 	}
-	tm.tasks.Add(context.WithoutCancel(ctx), 1, tm.sets.Get([2]string{agent, stateLabel(state)}).Add...)
+	tm.tasks.Add(ctx, 1, tm.sets.Get([2]string{agent, stateLabel(state)}).Add...)
 }
 
 // stateLabel is a task state as the A2A 0.3 wire spells it
@@ -75,7 +75,7 @@ func (sm *streamMetrics) opened(ctx context.Context, agent string) func() {
 	}
 	set := sm.sets.Get(agent).Add
 	sm.open.Add(ctx, 1, set...)
-	return func() { sm.open.Add(context.WithoutCancel(ctx), -1, set...) }
+	return func() { sm.open.Add(ctx, -1, set...) }
 }
 
 // streamingMethod reports whether a JSON-RPC method (1.0, 0.3 or the

@@ -161,18 +161,17 @@ func (o *observer) activeRun(ctx context.Context, agent string) func() {
 	}
 	set := o.agentSets.Get(agent).Add
 	o.active.Add(ctx, 1, set...)
-	return func() { o.active.Add(context.WithoutCancel(ctx), -1, set...) }
+	return func() { o.active.Add(ctx, -1, set...) }
 }
 
 // modelCall is one model call being observed.
 type modelCall struct {
-	o        *observer
-	span     trace.Span
-	start    time.Time
-	first    time.Time
-	key      modelKey
-	ctx      context.Context
-	maxToken int
+	o     *observer
+	span  trace.Span
+	start time.Time
+	first time.Time
+	key   modelKey
+	ctx   context.Context
 }
 
 // startModel opens the call's chat span (GenAI conventions).
@@ -243,7 +242,7 @@ func (mc *modelCall) end(resp *llm.Response, err error) {
 	if o.opDuration == nil {
 		return
 	}
-	ctx := context.WithoutCancel(mc.ctx)
+	ctx := mc.ctx
 	k := mc.key
 	k.errType = errType
 	o.opDuration.Record(ctx, time.Since(mc.start).Seconds(), o.modelSets.Get(k).Record...)

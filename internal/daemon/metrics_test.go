@@ -16,8 +16,9 @@ import (
 // TestMetricsExposition drives a scripted workload against a daemon on
 // loopback (the REST API, /mcp, A2A, an upstream MCP server on stdio, a
 // fake model), scrapes /metrics, parses it with the Prometheus text
-// parser and checks every metric family with plausible values; and that
-// no label holds a session id or a tool argument.
+// parser and checks every metric family with plausible values; that no
+// label holds a session id or a tool argument; and that every metric the
+// Grafana dashboards in deploy/grafana query is exported.
 func TestMetricsExposition(t *testing.T) {
 	h := newHarness(t, "", nil)
 	ctx := context.Background()
@@ -127,6 +128,9 @@ func TestMetricsExposition(t *testing.T) {
 	m.atLeast(t, "go_goroutines", nil, 1)
 	m.atLeast(t, "process_resident_memory_bytes", nil, 1)
 	m.atLeast(t, "target_info", labels{"service_name": "agentd"}, 1)
+
+	// The Grafana dashboards query nothing that is not exported.
+	checkDashboards(t, families)
 }
 
 // TestMetricsPublicAndDisabled: [metrics] public serves /metrics without

@@ -209,6 +209,8 @@ func TestTraceAcrossMCPAgentModelUpstream(t *testing.T) {
 		}
 	}
 
+	logTree(t, spans, traceID)
+
 	// Kinds and the conventions' attributes.
 	if post.kind != tracepb.Span_SPAN_KIND_SERVER || post.attrs["http.route"] != "/mcp" || post.attrs["http.response.status_code"] != "200" {
 		t.Errorf("POST /mcp span: %v %v", post.kind, post.attrs)
@@ -266,5 +268,78 @@ func TestTraceAcrossMCPAgentModelUpstream(t *testing.T) {
 		if !ok {
 			t.Errorf("model request %d: traceparent %q is no chat span's", i+1, got)
 		}
+	}
+}
+
+// logTree logs the spans of trace id as an indented tree (go test -v),
+// the picture docs/observability.md shows.
+func logTree(t *testing.T, spans []span, id string) {
+	children := map[string][]span{}
+	ids := map[string]bool{}
+	for _, s := range spans {
+		if s.traceID == id {
+			ids[s.spanID] = true
+		}
+	}
+	var roots []span
+	for _, s := range spans {
+		if s.traceID != id {
+			continue
+		}
+		if ids[s.parentID] {
+			children[s.parentID] = append(children[s.parentID], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	var b strings.Builder
+	var walk func(s span, depth int)
+	walk = func(s span, depth int) {
+		fmt.Fprintf(&b, "%s%s [%s]\n", strings.Repeat("  ", depth), s.name, strings.TrimPrefix(s.kind.String(), "SPAN_KIND_"))
+		for _, c := range children[s.spanID] {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	t.Logf("trace %s:\n%s", id, b.String())
+}
+
+// TestTraceAcrossA2A: an A2A message/send with a traceparent header is
+// one trace: POST /a2a/agents/{name} → invoke_agent (the run outlives the
+// request, but stays in its trace) → chat and execute_tool.
+func TestTraceAcrossA2A(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	h := newHarness(t, fmt.Sprintf("\n[telemetry]\nendpoint = %q\n", rcv.URL), nil)
+	const traceID = "5bf92f3577b34da6a3ce929d0e0e4737"
+	msg := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{
+		"message": map[string]any{"kind": "message", "role": "user", "messageId": "m1", "parts": []any{map[string]any{"kind": "text", "text": "hi"}}},
+	}}
+	resp, body := h.do("POST", "/a2a/agents/worker", "", msg, http.Header{"Traceparent": {"00-" + traceID + "-00f067aa0ba902b7-01"}})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "completed") {
+		t.Fatalf("a2a: %d %s", resp.StatusCode, body)
+	}
+	find := func(spans []span, name string) (span, bool) {
+		for _, s := range spans {
+			if s.traceID == traceID && s.name == name {
+				return s, true
+			}
+		}
+		return span{}, false
+	}
+	spans := rcv.waitSpans(t, h, func(s []span) bool {
+		_, post := find(s, "POST /a2a/agents/{name}")
+		_, echo := find(s, "tools/call echo")
+		return post && echo
+	})
+	logTree(t, spans, traceID)
+	post, _ := find(spans, "POST /a2a/agents/{name}")
+	run, ok := find(spans, "invoke_agent worker")
+	if !ok || run.parentID != post.spanID {
+		t.Fatalf("invoke_agent %+v is no child of the A2A request's span %s", run, post.spanID)
+	}
+	if echo, _ := find(spans, "execute_tool mcp_up_echo"); echo.parentID != run.spanID {
+		t.Errorf("execute_tool's parent %s, want the run %s", echo.parentID, run.spanID)
 	}
 }

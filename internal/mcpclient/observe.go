@@ -103,7 +103,7 @@ func (o *observer) observedCall(ctx context.Context, t *mcpTool, c *tool.Call) (
 		span.End()
 	}
 	if o.duration != nil {
-		o.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(),
+		o.duration.Record(ctx, time.Since(start).Seconds(),
 			o.sets.Get(callKey{t.srv.name, t.upstream, errType}).Record...)
 	}
 	return res, err

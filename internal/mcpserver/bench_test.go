@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/tool"
@@ -39,6 +42,26 @@ func BenchmarkToolCall(b *testing.B) {
 			h := newHarness(b, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}})
 			ts := h.httpServer(b)
 			benchCalls(b, ts.URL+"/mcp", era)
+		})
+	}
+}
+
+// BenchmarkToolCallTelemetry is the gateway path of BenchmarkToolCall
+// (agentd, 2026-07-28) with telemetry off, with metrics on (the SDK meter
+// with a reader, as /metrics has), and with tracing on and every span
+// sampled (an in-memory exporter): what observability costs a call.
+func BenchmarkToolCallTelemetry(b *testing.B) {
+	for _, mode := range []string{"off", "metrics", "traces"} {
+		b.Run(mode, func(b *testing.B) {
+			o := harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}}
+			switch mode {
+			case "metrics":
+				o.meter = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			case "traces":
+				o.tracer = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter())))
+			}
+			h := newHarness(b, o)
+			benchCalls(b, h.httpServer(b).URL+"/mcp", "2026-07-28")
 		})
 	}
 }

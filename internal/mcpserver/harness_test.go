@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/config"
@@ -47,6 +49,8 @@ type harnessOptions struct {
 	untrusted map[string]policy.Action
 	logger    *slog.Logger
 	origin    string
+	meter     metric.MeterProvider
+	tracer    trace.TracerProvider
 }
 
 type providers map[string]llm.Provider
@@ -78,7 +82,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	}
 	reg := tool.NewRegistry()
 	reg.Add(o.tools...)
-	runner := tool.NewRunner(reg, tool.RunnerOptions{Audit: db})
+	runner := tool.NewRunner(reg, tool.RunnerOptions{Audit: db, Meter: o.meter, Tracer: o.tracer})
 	prov := llmtest.NewProvider(t, o.model)
 	k := agent.New(agent.Options{
 		Agents:    agent.NewAgents(o.agents, db),
@@ -86,12 +90,14 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		Runner:    runner,
 		Sessions:  db,
 		Untrusted: o.untrusted,
+		Meter:     o.meter,
+		Tracer:    o.tracer,
 	})
 	reg.Add(k.Tools()...)
 	srv, err := New(ctx, Options{
 		Kernel: k, Tools: reg, Sessions: db, Config: o.cfg, MaxMessageBytes: o.maxBytes,
 		Workspace: t.TempDir(), Upstreams: o.upstreams, UpstreamName: o.upName, Version: "test",
-		Logger: o.logger, ConfigOrigin: o.origin,
+		Logger: o.logger, ConfigOrigin: o.origin, Meter: o.meter, Tracer: o.tracer,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -130,7 +130,7 @@ func (s *Server) observe(e *endpoint) mcp.Middleware {
 				span.End()
 			}
 			if o.duration != nil {
-				o.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(),
+				o.duration.Record(ctx, time.Since(start).Seconds(),
 					o.sets.Get(opKey{endpointName, method, toolName, errType}).Record...)
 			}
 			return res, err

@@ -13,7 +13,9 @@ import (
 )
 
 // Options are the measurement options of one attribute set, built once:
-// pass Add to a counter's Add and Record to a histogram's Record.
+// pass Add to a counter's Add and Record to a histogram's Record. (The SDK
+// records whatever the context's state, so a cancelled call's context is
+// fine to record with; no context.WithoutCancel, which allocates.)
 type Options struct {
 	Set    attribute.Set
 	Add    []metric.AddOption
