@@ -185,6 +185,79 @@ try {
     check(r === 404, `the deleted session answers ${r}`);
   });
 
+  await step('tools: a tool\'s schema, and a call by hand through the pipeline', async () => {
+    await go('#/tools/mcp_everything_echo');
+    await page.locator('#tool-detail .schema td', { hasText: 'message' }).first().waitFor();
+    await page.fill('#tool-args', '{"message": "called by hand"}');
+    await page.click('#tool-call');
+    await page.locator('#tool-call-result pre', { hasText: 'Echo: called by hand' }).waitFor();
+    await page.locator('#tool-call-result .badge.untrusted').waitFor();
+    await shot('tools');
+  });
+
+  await step('tools: the MCP server goes down when its process is killed, and comes back', async () => {
+    await go('#/tools/server/everything');
+    const row = page.locator('tr.server-everything');
+    await row.locator('.badge', { hasText: 'connected' }).waitFor();
+    const before = Number(await row.locator('.server-reconnects').textContent());
+    const pid = Number(readFileSync(process.env.MCP_PID_FILE, 'utf8').trim());
+    writeFileSync(process.env.MCP_DOWN_FILE, 'down'); // the restarts fail while this exists
+    process.kill(pid, 'SIGKILL');
+    await page.waitForFunction(() => {
+      const r = document.querySelector('tr.server-everything');
+      return r && !/\bconnected\b/.test(r.querySelector('.badge')?.textContent || '') && (r.querySelector('.server-error')?.textContent || '').length > 0;
+    }, null, { timeout: 30_000 });
+    await shot('tools-server-down');
+    rmSync(process.env.MCP_DOWN_FILE);
+    await page.waitForFunction((n) => {
+      const r = document.querySelector('tr.server-everything');
+      return r && r.querySelector('.badge')?.textContent === 'connected' && Number(r.querySelector('.server-reconnects')?.textContent) > n;
+    }, before, { timeout: 45_000 });
+    await page.locator('#server-detail .badge', { hasText: 'connected' }).waitFor();
+  });
+
+  await step('tools: adding a server shows errors by their fields, then it connects, is disabled, enabled and removed', async () => {
+    await go('#/tools');
+    await page.click('#add-server-open');
+    await page.fill('#add-server input[name="name"]', 'bad name');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('#add-server .field.invalid[data-field="name"] .field-error', { hasText: 'not a valid server name' }).waitFor();
+    await page.locator('#add-server .field.invalid[data-field="transport.command"] .field-error', { hasText: 'required' }).waitFor();
+    await shot('tools-add-server');
+    await page.fill('#add-server input[name="name"]', 'second');
+    await page.fill('#add-server input[name="command"]', process.execPath);
+    await page.fill('#add-server textarea[name="args"]', `${join(process.cwd(), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')}\nstdio`);
+    await page.fill('#add-server input[name="allowed"]', 'echo');
+    await page.click('#add-server button[type="submit"]');
+    const row = page.locator('tr.server-second');
+    await row.locator('.badge', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    await row.locator('button[data-action="disable"]').click();
+    await row.locator('.badge', { hasText: 'disabled' }).waitFor();
+    await row.locator('button[data-action="enable"]').click();
+    await row.locator('.badge', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    page.once('dialog', (d) => d.accept());
+    await row.locator('button[data-action="remove"]').click();
+    await row.waitFor({ state: 'detached' });
+  });
+
+  await step('audit: filters by tool, decision and time', async () => {
+    await go('#/audit?tool=mcp_everything_echo');
+    await page.locator('#audit-results tr.audit-row').first().waitFor();
+    const n = await page.locator('#audit-results tr.audit-row').count();
+    check(n >= 2, `${n} echo records, want the chat's and the hand call's`);
+    await page.selectOption('#audit-filters select[name="agent"]', 'operator');
+    await page.waitForFunction(() => document.querySelectorAll('#audit-results tr.audit-row').length === 1);
+    await page.selectOption('#audit-filters select[name="agent"]', '');
+    await page.selectOption('#audit-filters select[name="decision"]', 'deny');
+    await page.locator('#audit-results .empty', { hasText: 'No call matches' }).waitFor();
+    await page.selectOption('#audit-filters select[name="decision"]', '');
+    await page.fill('#audit-filters input[name="until"]', '2001-01-01T00:00');
+    await page.locator('#audit-results .empty').waitFor();
+    await page.click('#audit-clear');
+    await page.locator('#audit-results tr.audit-row').nth(2).waitFor();
+    await shot('audit');
+  });
+
   console.log('dashboard e2e: all steps passed');
 } catch (e) {
   console.error(`FAIL ${current}: ${e.stack || e}`);

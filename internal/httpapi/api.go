@@ -12,7 +12,9 @@ import (
 	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -38,6 +40,9 @@ type MCPAdmin interface {
 	// Add validates, persists and connects a server from its JSON config.
 	Add(ctx context.Context, cfg json.RawMessage) error
 	Remove(ctx context.Context, name string) error
+	// SetEnabled disconnects (false) or reconnects (true) a server
+	// registered through the API, persisting the choice.
+	SetEnabled(ctx context.Context, name string, enabled bool) error
 }
 
 // Options are the API's dependencies.
@@ -110,6 +115,7 @@ func (a *API) Register(mux Router) {
 	h("GET /api/mcp/servers", a.mcpServers)
 	h("POST /api/mcp/servers", a.addMCPServer)
 	h("DELETE /api/mcp/servers/{name}", a.removeMCPServer)
+	h("PATCH /api/mcp/servers/{name}", a.patchMCPServer)
 	h("/api/", func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path)
 	})
@@ -203,7 +209,7 @@ func (a *API) updateAgent(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) putAgent(w http.ResponseWriter, r *http.Request, m manifest.Manifest, status int) error {
 	if err := m.Validate(); err != nil {
-		return errorf(http.StatusBadRequest, "invalid", "%s", err)
+		return invalid(err)
 	}
 	if err := a.opts.Kernel.Agents().Put(r.Context(), m); err != nil {
 		return err
@@ -403,16 +409,22 @@ func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"), Limit: limit}
+	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"),
+		Decision: q.Get("decision"), Outcome: q.Get("outcome"), Limit: limit}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own calls
 	}
-	if s := q.Get("since"); s != "" {
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return errorf(http.StatusBadRequest, "invalid", "since: %q is not an RFC 3339 time", s)
+	for _, t := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if s := q.Get(t.name); s != "" {
+			v, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: fmt.Sprintf("%s: %q is not an RFC 3339 time", t.name, s), Field: t.name}
+			}
+			*t.dst = v
 		}
-		f.Since = t
 	}
 	recs, err := a.opts.Store.QueryAudit(r.Context(), f)
 	if err != nil {
@@ -455,11 +467,37 @@ func (a *API) addMCPServer(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := a.opts.MCP.Add(r.Context(), cfg); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return errorf(http.StatusConflict, "exists", "%s", err)
+			return &Error{Status: http.StatusConflict, Code: "exists", Message: err.Error(), Field: "name", Fields: map[string]string{"name": err.Error()}}
 		}
-		return errorf(http.StatusBadRequest, "invalid", "%s", err)
+		return invalid(err)
 	}
 	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// MCPServerPatch is the body of PATCH /api/mcp/servers/{name}.
+type MCPServerPatch struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func (a *API) patchMCPServer(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
+	if a.opts.MCP == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
+	}
+	var p MCPServerPatch
+	if err := decode(r, &p); err != nil {
+		return err
+	}
+	if p.Enabled == nil {
+		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: "enabled: required (true or false)", Field: "enabled"}
+	}
+	if err := a.opts.MCP.SetEnabled(r.Context(), r.PathValue("name"), *p.Enabled); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -505,9 +543,36 @@ func decode(r *http.Request, v any) error {
 		if errors.As(err, &mbe) {
 			return err
 		}
-		return errorf(http.StatusBadRequest, "invalid_json", "request body: %s", err)
+		e := errorf(http.StatusBadRequest, "invalid_json", "request body: %s", err)
+		// Name the field for forms: a value of the wrong type, or a
+		// field that does not exist.
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			e.Field = ute.Field
+			e.Message = fmt.Sprintf("%s: must be %s, not %s", ute.Field, jsonKind(ute.Type.Kind().String()), ute.Value)
+		} else if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			e.Field = m[1]
+		}
+		return e
 	}
 	return nil
+}
+
+var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// jsonKind words a Go kind as the JSON a client should send.
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "bool":
+		return "true or false"
+	case k == "slice", k == "array":
+		return "a list"
+	case k == "map", k == "struct":
+		return "an object"
+	}
+	return "a " + k
 }
 
 func paging(r *http.Request) (limit, offset int, err error) {
