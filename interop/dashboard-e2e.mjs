@@ -48,7 +48,12 @@ async function step(name, f) {
 function check(cond, msg) { if (!cond) throw new Error(msg); }
 
 async function shot(name, p = page, opts = {}) {
-  await p.evaluate(() => document.fonts?.ready);
+  // Toasts of earlier steps would cover the page; the page itself is the subject.
+  await p.evaluate((top) => {
+    document.querySelectorAll('.toast').forEach((t) => t.remove());
+    if (top) { window.scrollTo(0, 0); document.activeElement?.blur(); }
+    return document.fonts?.ready;
+  }, opts.top ?? true);
   await p.screenshot({ path: join(shots, `${name}.png`), fullPage: opts.fullPage ?? false });
 }
 
@@ -256,6 +261,66 @@ try {
     await page.click('#audit-clear');
     await page.locator('#audit-results tr.audit-row').nth(2).waitFor();
     await shot('audit');
+  });
+
+  await step('a2a: a task started by @a2a-js/sdk shows as working and is canceled from the dashboard', async () => {
+    const client = await a2aClient('researcher');
+    const t = await client.sendMessage({ ...a2aMessage('a slow research task'), configuration: { returnImmediately: true } }, a2aOpts);
+    check(TaskState[t.status.state] === 'TASK_STATE_WORKING' || TaskState[t.status.state] === 'TASK_STATE_SUBMITTED', `new task: ${TaskState[t.status.state]}`);
+    await go('#/a2a');
+    await page.selectOption('#a2a-state', 'working');
+    const link = page.locator(`#a2a-tasks a[data-task="${t.id}"]`);
+    await link.waitFor();
+    await link.click();
+    await page.locator('#a2a-detail .badge', { hasText: 'working' }).waitFor();
+    await page.locator('#a2a-detail .msg.user .bubble', { hasText: 'a slow research task' }).waitFor();
+    await shot('a2a');
+    page.once('dialog', (d) => d.accept());
+    await page.click(`#a2a-detail button[data-cancel="${t.id}"]`);
+    await page.locator('#a2a-detail .badge', { hasText: 'canceled' }).waitFor();
+    const after = await client.getTask({ id: t.id }, a2aOpts);
+    check(TaskState[after.status.state] === 'TASK_STATE_CANCELED', `the SDK sees ${TaskState[after.status.state]}`);
+    await page.selectOption('#a2a-state', 'canceled');
+    await page.locator(`#a2a-tasks a[data-task="${t.id}"]`).waitFor();
+  });
+
+  await step('agents: config agents are read-only; a new agent\'s errors show by their fields', async () => {
+    await go('#/agents/assistant');
+    await page.locator('#agent-detail .note-box', { hasText: 'config.toml' }).waitFor();
+    await go('#/agents/new');
+    await page.locator('#agent-form').waitFor();
+    await page.fill('#agent-form input[name="name"]', 'bad name');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="name"] .field-error', { hasText: 'not a valid agent name' }).waitFor();
+    await page.fill('#agent-form input[name="name"]', 'writer');
+    await page.fill('#agent-form input[name="provider"]', 'nope');
+    await page.fill('#agent-form input[name="model"]', 'scripted-model');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="provider"] .field-error', { hasText: 'not configured' }).waitFor();
+    check(await page.locator('#agent-form .field.invalid').count() === 1, 'the fixed field still shows its error');
+    await shot('agents-errors');
+    await page.fill('#agent-form input[name="provider"]', 'fake');
+    await page.fill('#agent-form input[name="description"]', 'Writes release notes.');
+    await page.fill('#agent-form textarea[name="tools"]', 'file_*');
+    await page.click('#agent-save');
+    await page.waitForFunction(() => location.hash === '#/agents/writer');
+    await page.locator('#agent-list a[data-agent="writer"]').waitFor();
+  });
+
+  await step('agents: edit (with a field error first) and delete an API agent', async () => {
+    await page.fill('#agent-form input[name="temperature"]', '5');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="temperature"] .field-error', { hasText: 'outside 0..2' }).waitFor();
+    await page.fill('#agent-form input[name="temperature"]', '0.3');
+    await page.click('#agent-save');
+    await page.locator('.toast', { hasText: 'Agent writer saved.' }).waitFor();
+    const saved = await page.evaluate(async () => (await (await fetch('/api/agents/writer')).json()).manifest);
+    check(saved.temperature === 0.3 && saved.description === 'Writes release notes.' && saved.tools[0] === 'file_*', `stored: ${JSON.stringify(saved)}`);
+    await shot('agents');
+    page.once('dialog', (d) => d.accept());
+    await page.click('#agent-delete');
+    await page.waitForFunction(() => location.hash === '#/agents');
+    await page.locator('#agent-list a[data-agent="writer"]').waitFor({ state: 'detached' });
   });
 
   console.log('dashboard e2e: all steps passed');

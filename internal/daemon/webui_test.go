@@ -210,6 +210,7 @@ func TestDashboardAPIs(t *testing.T) {
 			{"/api/mcp/servers", `{"name":"ok","transport":{"type":"http","url":"ftp://x"}}`, "transport.url", nil},
 			{"/api/mcp/servers", `{"name":"ok","transport":{"type":"stdio","command":"x"},"colour":"red"}`, "colour", nil},
 			{"/api/agents", `{"name":"x","provider":"fake"}`, "model", nil},
+			{"/api/agents", `{"name":"x","provider":"nope","model":"m"}`, "provider", nil},
 			{"/api/agents", `{"name":"x","provider":"fake","model":"m","temperature":"hot"}`, "temperature", nil},
 			{"/api/agents", `{"name":"x","provider":"fake","model":"m","max_tokens":-1}`, "max_iterations", []string{"max_tokens", "token_budget"}},
 		} {

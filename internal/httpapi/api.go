@@ -211,6 +211,14 @@ func (a *API) putAgent(w http.ResponseWriter, r *http.Request, m manifest.Manife
 	if err := m.Validate(); err != nil {
 		return invalid(err)
 	}
+	if m.Kind == "" || m.Kind == manifest.KindLLM {
+		// An unknown provider would only fail at the first message; a
+		// missing API key is the operator's to fix later, not an error here.
+		if _, err := a.opts.Kernel.Provider(m.Provider); err != nil && !errors.Is(err, llm.ErrAuth) {
+			return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: "provider: " + err.Error(), Field: "provider",
+				Fields: map[string]string{"provider": err.Error()}}
+		}
+	}
 	if err := a.opts.Kernel.Agents().Put(r.Context(), m); err != nil {
 		return err
 	}
