@@ -323,6 +323,61 @@ try {
     await page.locator('#agent-list a[data-agent="writer"]').waitFor({ state: 'detached' });
   });
 
+  await step('approvals: a run started over the HTTP API waits for the operator; approving it lets the run finish', async () => {
+    const started = fetch(`${base}/api/agents/assistant/messages`, {
+      method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'please write a file' }),
+    }).then((r) => r.json());
+    await go('#/approvals');
+    const card = page.locator('article.approval[data-tool="file_write"]');
+    await card.waitFor();
+    await card.locator('pre', { hasText: 'notes.txt' }).waitFor();
+    await page.locator('#approvals-count', { hasText: '1' }).waitFor();
+    await shot('approvals');
+    await card.locator('button[data-decision="once"]').click();
+    const res = await started;
+    check(res.text === 'Wrote notes.txt after your approval.', `the run answered ${JSON.stringify(res)}`);
+    await card.waitFor({ state: 'detached' });
+    await go(`#/sessions/${res.session_id}`);
+    await page.locator('#session-transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).waitFor();
+    await page.locator('#session-transcript details.tool[data-tool="file_write"] .tool-output', { hasText: 'notes.txt' }).waitFor();
+  });
+
+  await step('approvals: in a chat the decision is offered inline, and "always in this session" holds', async () => {
+    await go('#/chat/assistant');
+    await page.locator('#chat-input').waitFor();
+    await page.fill('#chat-input', 'please write a file for me');
+    await page.keyboard.press('Enter');
+    const inline = page.locator('#transcript .approval-inline');
+    await inline.waitFor();
+    await shot('chat-approval');
+    await inline.locator('button[data-decision="session"]').click();
+    await page.locator('#transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).waitFor();
+    await page.locator('#run-status', { hasText: 'Done' }).waitFor();
+    await page.fill('#chat-input', 'write it once more');
+    await page.keyboard.press('Enter');
+    await page.locator('#run-status', { hasText: 'Done' }).waitFor();
+    check(await page.locator('#transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).count() === 2, 'the second write did not finish');
+    check(await page.locator('#transcript .approval-inline').count() === 0, 'the second write asked again');
+  });
+
+  await step('approvals: an A2A task waiting for input is answered from the dashboard for its client', async () => {
+    const client = await a2aClient('assistant');
+    const t = await client.sendMessage({ ...a2aMessage('please write a file over a2a'), configuration: { returnImmediately: true } }, a2aOpts);
+    await go('#/approvals');
+    const card = page.locator(`article.approval[data-task="${t.id}"]`);
+    await card.waitFor();
+    await card.locator('button[data-reply="yes"]').click();
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'TASK_STATE_COMPLETED'; i++) {
+      const got = await client.getTask({ id: t.id }, a2aOpts);
+      state = TaskState[got.status.state];
+      if (state !== 'TASK_STATE_COMPLETED') await new Promise((r) => setTimeout(r, 100));
+    }
+    check(state === 'TASK_STATE_COMPLETED', `the task is ${state}`);
+    await card.waitFor({ state: 'detached' });
+  });
+
   console.log('dashboard e2e: all steps passed');
 } catch (e) {
   console.error(`FAIL ${current}: ${e.stack || e}`);

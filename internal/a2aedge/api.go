@@ -24,6 +24,7 @@ import (
 //	GET  /api/a2a/tasks               local tasks, newest first (?agent=&state=&limit=&offset=), for the dashboard
 //	GET  /api/a2a/tasks/{id}          a local task, else one sent through this daemon (?agent= to choose)
 //	POST /api/a2a/tasks/{id}/cancel   cancel a local task, else one sent through this daemon (?agent=)
+//	POST /api/a2a/tasks/{id}/reply    {"approved": bool}: answer a local task's approval question, as its client would
 
 func (s *Server) registerAPI(mux Router) {
 	mux.HandleFunc("GET /api/a2a/agents", s.apiAgents)
@@ -32,6 +33,7 @@ func (s *Server) registerAPI(mux Router) {
 	mux.HandleFunc("GET /api/a2a/tasks", s.apiTasks)
 	mux.HandleFunc("GET /api/a2a/tasks/{id}", s.apiTask)
 	mux.HandleFunc("POST /api/a2a/tasks/{id}/cancel", s.apiCancel)
+	mux.HandleFunc("POST /api/a2a/tasks/{id}/reply", s.apiReply)
 }
 
 func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
@@ -354,6 +356,53 @@ func (s *Server) apiCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"task": t, "source": "remote"})
+}
+
+// ReplyRequest is the body of POST /api/a2a/tasks/{id}/reply.
+type ReplyRequest struct {
+	Approved *bool `json:"approved"`
+}
+
+// apiReply answers the approval question of a local input-required task
+// on its client's behalf: an operator in the dashboard decides for an A2A
+// client that cannot. The answer is the task's next message, as if the
+// client had sent it, so the task resumes and its client sees it finish.
+func (s *Server) apiReply(w http.ResponseWriter, r *http.Request) {
+	var req ReplyRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	if req.Approved == nil {
+		writeErr(w, s.log, fmt.Errorf("%w: approved: required (true or false)", errBadRequest))
+		return
+	}
+	id := r.PathValue("id")
+	rec, ok := s.localTask(r, id)
+	if !ok {
+		writeErr(w, s.log, fmt.Errorf("%w: %s", a2a.ErrTaskNotFound, id))
+		return
+	}
+	if rec.Task.Status.State != a2a.TaskStateInputRequired {
+		httpapi.WriteError(w, http.StatusConflict, "conflict", fmt.Sprintf("task %s is %s, not waiting for input", id, StateWord(rec.Task.Status.State)))
+		return
+	}
+	text := "no"
+	if *req.Approved {
+		text = "yes"
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text), a2a.NewDataPart(map[string]any{"approved": *req.Approved}))
+	msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+	res, err := s.handler.SendMessage(withAgent(r.Context(), rec.Agent), &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	out := map[string]any{"source": "local"}
+	if t, ok := res.(*a2a.Task); ok {
+		out["view"] = viewOf(t, rec.Agent, rec.CreatedAt, time.Now().UTC(), true)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // decodeBody reads a JSON body strictly, naming unknown fields.

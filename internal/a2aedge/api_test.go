@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/principal"
 )
@@ -100,5 +101,53 @@ func TestAPITaskListAndCancel(t *testing.T) {
 	f.waitTask(slow.ID, a2a.TaskStateCanceled)
 	if got := list("?state=canceled"); len(got) != 1 || got[0].ID != string(slow.ID) {
 		t.Fatalf("canceled tasks: %+v", got)
+	}
+}
+
+// TestAPIReplyAnswersApproval: an operator answers an input-required
+// task's approval question through the API, as the client would; the task
+// resumes and finishes, and the tool ran only when approved.
+func TestAPIReplyAnswersApproval(t *testing.T) {
+	f := newFixture(t, func(r *llmtest.Request) llmtest.Reply {
+		last := r.Messages[len(r.Messages)-1]
+		switch {
+		case last.Role == "user":
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("untrusted_fetch", `{}`)}}
+		case last.ToolResults[0].Name == "untrusted_fetch":
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("danger", `{"what":"rm"}`)}}
+		default:
+			return llmtest.Reply{Text: "result: " + last.ToolResults[0].Content}
+		}
+	}, fixtureOptions{})
+	cl := f.a2aClient("alpha")
+	for _, tc := range []struct {
+		approved bool
+		calls    int32
+		text     string
+	}{{true, 1, "result: done something dangerous"}, {false, 1, "rejected"}} {
+		res, err := cl.SendMessage(context.Background(), &a2a.SendMessageRequest{
+			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("go")), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.(*a2a.Task).ID
+		f.waitTask(id, a2a.TaskStateInputRequired)
+		body := `{"approved":false}`
+		if tc.approved {
+			body = `{"approved":true}`
+		}
+		if code, out := f.post("/api/a2a/tasks/"+string(id)+"/reply", body); code != 200 {
+			t.Fatalf("reply: %d %s", code, out)
+		}
+		done := f.waitTask(id, a2a.TaskStateCompleted)
+		if got := f.danger.Load(); got != tc.calls || !strings.Contains(ResultText(done), tc.text) {
+			t.Fatalf("approved=%v: danger ran %d times (want %d), result %q", tc.approved, got, tc.calls, ResultText(done))
+		}
+		if code, out := f.post("/api/a2a/tasks/"+string(id)+"/reply", body); code != 409 {
+			t.Fatalf("reply to a finished task: %d %s", code, out)
+		}
+	}
+	if code, _ := f.post("/api/a2a/tasks/nope/reply", `{"approved":true}`); code != 404 {
+		t.Fatalf("reply to no task: %d", code)
 	}
 }

@@ -55,6 +55,9 @@ type Daemon struct {
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
 	MCP    *mcpclient.Manager
+	// Approvals holds the approval requests of runs whose edge cannot
+	// ask, until an operator decides in the dashboard.
+	Approvals *tool.Approvals
 
 	mux *routeMux
 	// ui holds the dashboard's browser sessions.
@@ -94,7 +97,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	// API's reads wait for what was queued before them.
 	d.Audit = auditlog.New(db, &auditlog.Options{Logger: log.With("component", "audit")})
 	d.Tools = tool.NewRegistry()
+	d.Approvals = tool.NewApprovals(time.Duration(cfg.Tools.ApprovalTimeoutSecs) * time.Second)
 	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{
+		Operator:       d.Approvals,
 		Timeout:        time.Duration(cfg.Tools.TimeoutSecs) * time.Second,
 		Timeouts:       cfg.Tools.Timeouts,
 		MaxResultChars: cfg.Tools.MaxResultChars,
@@ -169,7 +174,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://")})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, UI: d.ui,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, UI: d.ui, Approvals: d.Approvals,
 	})
 	api.Register(d.mux)
 	webui.New().Register(d.mux)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
@@ -297,4 +298,142 @@ func TestDashboardAPIs(t *testing.T) {
 			t.Errorf("bad until names %q", f)
 		}
 	})
+}
+
+// TestApprovalsFromTheHTTPEdge: a run started over the HTTP API, which
+// cannot ask its client, waits for a decision on the dashboard's queue
+// (GET/POST /api/approvals) instead of being denied at once; only its
+// principal and admins see and decide it; without a decision the timeout
+// denies it with a reason the model reads.
+func TestApprovalsFromTheHTTPEdge(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		last := r.Messages[len(r.Messages)-1]
+		if last.Role == "tool" {
+			return llmtest.Reply{Text: "tool said: " + last.ToolResults[0].Content}
+		}
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{"path":"note.txt","content":"hi"}`)}}
+	})
+	home := t.TempDir()
+	body := fmt.Sprintf(`listen = "127.0.0.1:0"
+api_key_env = "ADMIN_KEY"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "writer"
+provider = "fake"
+model = "m"
+tools = ["file_write"]
+
+[tools]
+approval_timeout_secs = 1
+
+[[principals]]
+name = "ops"
+key_env = "OPS_KEY"
+agents = ["*"]
+ask_tools = ["file_write"]
+
+[[principals]]
+name = "other"
+key_env = "OTHER_KEY"
+agents = ["*"]
+`, model.URL)
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ADMIN_KEY": "k-admin", "OPS_KEY": "k-ops", "OTHER_KEY": "k-other"}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	do := func(key, method, p, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	pending := func(key string) []map[string]any {
+		t.Helper()
+		_, body := do(key, "GET", "/api/approvals", "")
+		var out struct{ Approvals []map[string]any }
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatalf("approvals: %s", body)
+		}
+		return out.Approvals
+	}
+	waitQueued := func() {
+		t.Helper()
+		ch := make(chan struct{}, 1)
+		stop := d.Approvals.OnChange(func() {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		})
+		defer stop()
+		for len(d.Approvals.Pending()) == 0 {
+			select {
+			case <-ch:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no approval request was queued")
+			}
+		}
+	}
+
+	// Decided in time: the call runs and the run finishes.
+	reply := make(chan string, 1)
+	go func() {
+		_, body := do("k-ops", "POST", "/api/agents/writer/messages", `{"message":"write it"}`)
+		reply <- body
+	}()
+	waitQueued()
+	mine := pending("k-ops")
+	if len(mine) != 1 || mine[0]["tool"] != "file_write" || mine[0]["principal"] != "ops" || mine[0]["agent"] != "writer" {
+		t.Fatalf("ops's queue: %v", mine)
+	}
+	if got := pending("k-other"); len(got) != 0 {
+		t.Fatalf("another principal sees %v", got)
+	}
+	if got := pending("k-admin"); len(got) != 1 {
+		t.Fatalf("the admin sees %v", got)
+	}
+	id := mine[0]["id"].(string)
+	if code, _ := do("k-other", "POST", "/api/approvals/"+id, `{"decision":"once"}`); code != 404 {
+		t.Fatalf("another principal decides: %d", code)
+	}
+	if code, body := do("k-ops", "POST", "/api/approvals/"+id, `{"decision":"maybe"}`); code != 400 || !strings.Contains(body, `"field": "decision"`) {
+		t.Fatalf("a bad decision: %d %s", code, body)
+	}
+	if code, body := do("k-ops", "POST", "/api/approvals/"+id, `{"decision":"once"}`); code != 204 {
+		t.Fatalf("decide: %d %s", code, body)
+	}
+	if got := <-reply; !strings.Contains(got, "tool said: wrote") {
+		t.Fatalf("the approved run answered %s", got)
+	}
+
+	// Not decided: the timeout denies it, and says why.
+	code, body := do("k-ops", "POST", "/api/agents/writer/messages", `{"message":"write again"}`)
+	if code != 200 || !strings.Contains(body, "no operator decided within 1s") {
+		t.Fatalf("the undecided run answered %d %s", code, body)
+	}
+	if n := len(d.Approvals.Pending()); n != 0 {
+		t.Fatalf("%d requests left", n)
+	}
 }

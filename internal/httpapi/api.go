@@ -57,6 +57,9 @@ type Options struct {
 	Started time.Time
 	// UI holds the dashboard's browser sessions; nil = no /api/ui routes.
 	UI *UISessions
+	// Approvals is the operator's queue of approval requests; nil = the
+	// approval routes answer 503.
+	Approvals *tool.Approvals
 }
 
 // API serves the REST routes.
@@ -109,6 +112,8 @@ func (a *API) Register(mux Router) {
 	h("POST /api/tools/{name}/call", a.callTool)
 	h("GET /api/audit", a.queryAudit)
 	h("GET /api/runs", a.listRuns)
+	h("GET /api/approvals", a.listApprovals)
+	h("POST /api/approvals/{id}", a.decideApproval)
 	h("GET "+UIPath+"session", a.uiSession)
 	h("POST "+UIPath+"login", a.uiLogin)
 	h("POST "+UIPath+"logout", a.uiLogout)
@@ -144,6 +149,59 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	return nil
+}
+
+// listApprovals lists the approval requests waiting for an operator that
+// the principal may decide: those of its own runs (an admin: all).
+func (a *API) listApprovals(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.Approvals == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "approvals are not enabled")
+	}
+	p := who(r)
+	out := []tool.PendingApproval{}
+	for _, x := range a.opts.Approvals.Pending() {
+		if p.MaySee(x.Principal) {
+			out = append(out, x)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out, "timeout_seconds": a.opts.Approvals.Timeout().Seconds()})
+	return nil
+}
+
+// DecisionRequest is the body of POST /api/approvals/{id}.
+type DecisionRequest struct {
+	// Decision is "once" (approve this call), "session" (and every later
+	// call of the tool in the session) or "reject".
+	Decision tool.Decision `json:"decision"`
+}
+
+func (a *API) decideApproval(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.Approvals == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "approvals are not enabled")
+	}
+	var req DecisionRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	switch req.Decision {
+	case tool.ApproveOnce, tool.ApproveAll, tool.Reject:
+	default:
+		return &Error{Status: http.StatusBadRequest, Code: "invalid", Field: "decision",
+			Message: fmt.Sprintf("decision: %q is not one of \"once\", \"session\", \"reject\"", req.Decision)}
+	}
+	id := r.PathValue("id")
+	x, ok := a.opts.Approvals.Get(id)
+	if !ok || !who(r).MaySee(x.Principal) {
+		return errorf(http.StatusNotFound, "not_found", "no pending approval %q: it was decided, timed out, or its run ended", id)
+	}
+	if err := a.opts.Approvals.Decide(id, req.Decision); err != nil {
+		if errors.Is(err, tool.ErrNoSuchApproval) {
+			return errorf(http.StatusNotFound, "not_found", "%s", err)
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
