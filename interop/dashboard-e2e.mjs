@@ -48,7 +48,12 @@ async function step(name, f) {
 function check(cond, msg) { if (!cond) throw new Error(msg); }
 
 async function shot(name, p = page, opts = {}) {
-  await p.evaluate(() => document.fonts?.ready);
+  // Toasts of earlier steps would cover the page; the page itself is the subject.
+  await p.evaluate((top) => {
+    document.querySelectorAll('.toast').forEach((t) => t.remove());
+    if (top) { window.scrollTo(0, 0); document.activeElement?.blur(); }
+    return document.fonts?.ready;
+  }, opts.top ?? true);
   await p.screenshot({ path: join(shots, `${name}.png`), fullPage: opts.fullPage ?? false });
 }
 
@@ -183,6 +188,194 @@ try {
     await page.locator(`#session-list a[data-session="${a2aSession}"]`).waitFor({ state: 'detached' });
     const r = await page.evaluate(async (sid) => (await fetch(`/api/sessions/${sid}`)).status, a2aSession);
     check(r === 404, `the deleted session answers ${r}`);
+  });
+
+  await step('tools: a tool\'s schema, and a call by hand through the pipeline', async () => {
+    await go('#/tools/mcp_everything_echo');
+    await page.locator('#tool-detail .schema td', { hasText: 'message' }).first().waitFor();
+    await page.fill('#tool-args', '{"message": "called by hand"}');
+    await page.click('#tool-call');
+    await page.locator('#tool-call-result pre', { hasText: 'Echo: called by hand' }).waitFor();
+    await page.locator('#tool-call-result .badge.untrusted').waitFor();
+    await shot('tools');
+  });
+
+  await step('tools: the MCP server goes down when its process is killed, and comes back', async () => {
+    await go('#/tools/server/everything');
+    const row = page.locator('tr.server-everything');
+    await row.locator('.badge', { hasText: 'connected' }).waitFor();
+    const before = Number(await row.locator('.server-reconnects').textContent());
+    const pid = Number(readFileSync(process.env.MCP_PID_FILE, 'utf8').trim());
+    writeFileSync(process.env.MCP_DOWN_FILE, 'down'); // the restarts fail while this exists
+    process.kill(pid, 'SIGKILL');
+    await page.waitForFunction(() => {
+      const r = document.querySelector('tr.server-everything');
+      return r && !/\bconnected\b/.test(r.querySelector('.badge')?.textContent || '') && (r.querySelector('.server-error')?.textContent || '').length > 0;
+    }, null, { timeout: 30_000 });
+    await shot('tools-server-down');
+    rmSync(process.env.MCP_DOWN_FILE);
+    await page.waitForFunction((n) => {
+      const r = document.querySelector('tr.server-everything');
+      return r && r.querySelector('.badge')?.textContent === 'connected' && Number(r.querySelector('.server-reconnects')?.textContent) > n;
+    }, before, { timeout: 45_000 });
+    await page.locator('#server-detail .badge', { hasText: 'connected' }).waitFor();
+  });
+
+  await step('tools: adding a server shows errors by their fields, then it connects, is disabled, enabled and removed', async () => {
+    await go('#/tools');
+    await page.click('#add-server-open');
+    await page.fill('#add-server input[name="name"]', 'bad name');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('#add-server .field.invalid[data-field="name"] .field-error', { hasText: 'not a valid server name' }).waitFor();
+    await page.locator('#add-server .field.invalid[data-field="transport.command"] .field-error', { hasText: 'required' }).waitFor();
+    await shot('tools-add-server');
+    await page.fill('#add-server input[name="name"]', 'second');
+    await page.fill('#add-server input[name="command"]', process.execPath);
+    await page.fill('#add-server textarea[name="args"]', `${join(process.cwd(), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')}\nstdio`);
+    await page.fill('#add-server input[name="allowed"]', 'echo');
+    await page.click('#add-server button[type="submit"]');
+    const row = page.locator('tr.server-second');
+    await row.locator('.badge', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    await row.locator('button[data-action="disable"]').click();
+    await row.locator('.badge', { hasText: 'disabled' }).waitFor();
+    await row.locator('button[data-action="enable"]').click();
+    await row.locator('.badge', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    page.once('dialog', (d) => d.accept());
+    await row.locator('button[data-action="remove"]').click();
+    await row.waitFor({ state: 'detached' });
+  });
+
+  await step('audit: filters by tool, decision and time', async () => {
+    await go('#/audit?tool=mcp_everything_echo');
+    await page.locator('#audit-results tr.audit-row').first().waitFor();
+    const n = await page.locator('#audit-results tr.audit-row').count();
+    check(n >= 2, `${n} echo records, want the chat's and the hand call's`);
+    await page.selectOption('#audit-filters select[name="agent"]', 'operator');
+    await page.waitForFunction(() => document.querySelectorAll('#audit-results tr.audit-row').length === 1);
+    await page.selectOption('#audit-filters select[name="agent"]', '');
+    await page.selectOption('#audit-filters select[name="decision"]', 'deny');
+    await page.locator('#audit-results .empty', { hasText: 'No call matches' }).waitFor();
+    await page.selectOption('#audit-filters select[name="decision"]', '');
+    await page.fill('#audit-filters input[name="until"]', '2001-01-01T00:00');
+    await page.locator('#audit-results .empty').waitFor();
+    await page.click('#audit-clear');
+    await page.locator('#audit-results tr.audit-row').nth(2).waitFor();
+    await shot('audit');
+  });
+
+  await step('a2a: a task started by @a2a-js/sdk shows as working and is canceled from the dashboard', async () => {
+    const client = await a2aClient('researcher');
+    const t = await client.sendMessage({ ...a2aMessage('a slow research task'), configuration: { returnImmediately: true } }, a2aOpts);
+    check(TaskState[t.status.state] === 'TASK_STATE_WORKING' || TaskState[t.status.state] === 'TASK_STATE_SUBMITTED', `new task: ${TaskState[t.status.state]}`);
+    await go('#/a2a');
+    await page.selectOption('#a2a-state', 'working');
+    const link = page.locator(`#a2a-tasks a[data-task="${t.id}"]`);
+    await link.waitFor();
+    await link.click();
+    await page.locator('#a2a-detail .badge', { hasText: 'working' }).waitFor();
+    await page.locator('#a2a-detail .msg.user .bubble', { hasText: 'a slow research task' }).waitFor();
+    await shot('a2a');
+    page.once('dialog', (d) => d.accept());
+    await page.click(`#a2a-detail button[data-cancel="${t.id}"]`);
+    await page.locator('#a2a-detail .badge', { hasText: 'canceled' }).waitFor();
+    const after = await client.getTask({ id: t.id }, a2aOpts);
+    check(TaskState[after.status.state] === 'TASK_STATE_CANCELED', `the SDK sees ${TaskState[after.status.state]}`);
+    await page.selectOption('#a2a-state', 'canceled');
+    await page.locator(`#a2a-tasks a[data-task="${t.id}"]`).waitFor();
+  });
+
+  await step('agents: config agents are read-only; a new agent\'s errors show by their fields', async () => {
+    await go('#/agents/assistant');
+    await page.locator('#agent-detail .note-box', { hasText: 'config.toml' }).waitFor();
+    await go('#/agents/new');
+    await page.locator('#agent-form').waitFor();
+    await page.fill('#agent-form input[name="name"]', 'bad name');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="name"] .field-error', { hasText: 'not a valid agent name' }).waitFor();
+    await page.fill('#agent-form input[name="name"]', 'writer');
+    await page.fill('#agent-form input[name="provider"]', 'nope');
+    await page.fill('#agent-form input[name="model"]', 'scripted-model');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="provider"] .field-error', { hasText: 'not configured' }).waitFor();
+    check(await page.locator('#agent-form .field.invalid').count() === 1, 'the fixed field still shows its error');
+    await shot('agents-errors');
+    await page.fill('#agent-form input[name="provider"]', 'fake');
+    await page.fill('#agent-form input[name="description"]', 'Writes release notes.');
+    await page.fill('#agent-form textarea[name="tools"]', 'file_*');
+    await page.click('#agent-save');
+    await page.waitForFunction(() => location.hash === '#/agents/writer');
+    await page.locator('#agent-list a[data-agent="writer"]').waitFor();
+  });
+
+  await step('agents: edit (with a field error first) and delete an API agent', async () => {
+    await page.fill('#agent-form input[name="temperature"]', '5');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="temperature"] .field-error', { hasText: 'outside 0..2' }).waitFor();
+    await page.fill('#agent-form input[name="temperature"]', '0.3');
+    await page.click('#agent-save');
+    await page.locator('.toast', { hasText: 'Agent writer saved.' }).waitFor();
+    const saved = await page.evaluate(async () => (await (await fetch('/api/agents/writer')).json()).manifest);
+    check(saved.temperature === 0.3 && saved.description === 'Writes release notes.' && saved.tools[0] === 'file_*', `stored: ${JSON.stringify(saved)}`);
+    await shot('agents');
+    page.once('dialog', (d) => d.accept());
+    await page.click('#agent-delete');
+    await page.waitForFunction(() => location.hash === '#/agents');
+    await page.locator('#agent-list a[data-agent="writer"]').waitFor({ state: 'detached' });
+  });
+
+  await step('approvals: a run started over the HTTP API waits for the operator; approving it lets the run finish', async () => {
+    const started = fetch(`${base}/api/agents/assistant/messages`, {
+      method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'please write a file' }),
+    }).then((r) => r.json());
+    await go('#/approvals');
+    const card = page.locator('article.approval[data-tool="file_write"]');
+    await card.waitFor();
+    await card.locator('pre', { hasText: 'notes.txt' }).waitFor();
+    await page.locator('#approvals-count', { hasText: '1' }).waitFor();
+    await shot('approvals');
+    await card.locator('button[data-decision="once"]').click();
+    const res = await started;
+    check(res.text === 'Wrote notes.txt after your approval.', `the run answered ${JSON.stringify(res)}`);
+    await card.waitFor({ state: 'detached' });
+    await go(`#/sessions/${res.session_id}`);
+    await page.locator('#session-transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).waitFor();
+    await page.locator('#session-transcript details.tool[data-tool="file_write"] .tool-output', { hasText: 'notes.txt' }).waitFor();
+  });
+
+  await step('approvals: in a chat the decision is offered inline, and "always in this session" holds', async () => {
+    await go('#/chat/assistant');
+    await page.locator('#chat-input').waitFor();
+    await page.fill('#chat-input', 'please write a file for me');
+    await page.keyboard.press('Enter');
+    const inline = page.locator('#transcript .approval-inline');
+    await inline.waitFor();
+    await shot('chat-approval');
+    await inline.locator('button[data-decision="session"]').click();
+    await page.locator('#transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).waitFor();
+    await page.locator('#run-status', { hasText: 'Done' }).waitFor();
+    await page.fill('#chat-input', 'write it once more');
+    await page.keyboard.press('Enter');
+    await page.locator('#run-status', { hasText: 'Done' }).waitFor();
+    check(await page.locator('#transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).count() === 2, 'the second write did not finish');
+    check(await page.locator('#transcript .approval-inline').count() === 0, 'the second write asked again');
+  });
+
+  await step('approvals: an A2A task waiting for input is answered from the dashboard for its client', async () => {
+    const client = await a2aClient('assistant');
+    const t = await client.sendMessage({ ...a2aMessage('please write a file over a2a'), configuration: { returnImmediately: true } }, a2aOpts);
+    await go('#/approvals');
+    const card = page.locator(`article.approval[data-task="${t.id}"]`);
+    await card.waitFor();
+    await card.locator('button[data-reply="yes"]').click();
+    let state = '';
+    for (let i = 0; i < 100 && state !== 'TASK_STATE_COMPLETED'; i++) {
+      const got = await client.getTask({ id: t.id }, a2aOpts);
+      state = TaskState[got.status.state];
+      if (state !== 'TASK_STATE_COMPLETED') await new Promise((r) => setTimeout(r, 100));
+    }
+    check(state === 'TASK_STATE_COMPLETED', `the task is ${state}`);
+    await card.waitFor({ state: 'detached' });
   });
 
   console.log('dashboard e2e: all steps passed');

@@ -5,9 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentd/agentd/internal/httpapi"
+	"github.com/agentd/agentd/internal/principal"
+	"github.com/agentd/agentd/internal/store"
 )
 
 // The daemon's own API over the A2A client (used by `agentd a2a`):
@@ -15,15 +21,19 @@ import (
 //	GET  /api/a2a/agents              external agents and their discovery state
 //	POST /api/a2a/discover            {"url", "allow_private"} → the card
 //	POST /api/a2a/send                {"agent", "message", "context_id", "task_id", "stream"}
+//	GET  /api/a2a/tasks               local tasks, newest first (?agent=&state=&limit=&offset=), for the dashboard
 //	GET  /api/a2a/tasks/{id}          a local task, else one sent through this daemon (?agent= to choose)
-//	POST /api/a2a/tasks/{id}/cancel   cancel a task sent through this daemon (?agent=)
+//	POST /api/a2a/tasks/{id}/cancel   cancel a local task, else one sent through this daemon (?agent=)
+//	POST /api/a2a/tasks/{id}/reply    {"approved": bool}: answer a local task's approval question, as its client would
 
 func (s *Server) registerAPI(mux Router) {
 	mux.HandleFunc("GET /api/a2a/agents", s.apiAgents)
 	mux.HandleFunc("POST /api/a2a/discover", s.apiDiscover)
 	mux.HandleFunc("POST /api/a2a/send", s.apiSend)
+	mux.HandleFunc("GET /api/a2a/tasks", s.apiTasks)
 	mux.HandleFunc("GET /api/a2a/tasks/{id}", s.apiTask)
 	mux.HandleFunc("POST /api/a2a/tasks/{id}/cancel", s.apiCancel)
+	mux.HandleFunc("POST /api/a2a/tasks/{id}/reply", s.apiReply)
 }
 
 func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
@@ -135,17 +145,163 @@ func EventKind(ev a2a.Event) string {
 	return "event"
 }
 
+// TaskView is a task as the dashboard shows it: plain words and text
+// instead of the protocol's enums and parts.
+type TaskView struct {
+	ID        string    `json:"id"`
+	ContextID string    `json:"context_id"`
+	Agent     string    `json:"agent,omitempty"`
+	State     string    `json:"state"` // submitted, working, input-required, completed, canceled, failed, ...
+	Terminal  bool      `json:"terminal"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// Title is the task's first user message, cut short.
+	Title string `json:"title"`
+	// Status is the text of the current status message (a question, an
+	// error, the reason of a cancel).
+	Status string `json:"status,omitempty"`
+	// History is every message, oldest first (the detail view only).
+	History []ViewMessage `json:"history,omitempty"`
+	// Text is what the task produced, as text (the detail view only).
+	Text string `json:"text,omitempty"`
+}
+
+// ViewMessage is one message of a TaskView.
+type ViewMessage struct {
+	Role string `json:"role"` // user, agent
+	Text string `json:"text"`
+}
+
+// StateWord names a task state as the dashboard (and A2A 0.3) spells it.
+func StateWord(st a2a.TaskState) string {
+	if st == a2a.TaskStateUnspecified {
+		return "unknown"
+	}
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(st), "TASK_STATE_")), "_", "-")
+}
+
+func stateFromWord(w string) (a2a.TaskState, bool) {
+	for _, st := range taskStates {
+		if StateWord(st) == w {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+func messageText(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if t := p.Text(); t != "" {
+			b.WriteString(t)
+		} else if d := p.Data(); d != nil {
+			j, _ := json.Marshal(d)
+			b.Write(j)
+		} else if p.Filename != "" || p.MediaType != "" {
+			fmt.Fprintf(&b, "[file %s %s]", p.Filename, p.MediaType)
+		}
+	}
+	return b.String()
+}
+
+func viewOf(t *a2a.Task, agent string, created, updated time.Time, full bool) TaskView {
+	v := TaskView{ID: string(t.ID), ContextID: t.ContextID, Agent: agent, State: StateWord(t.Status.State), Terminal: t.Status.State.Terminal(),
+		CreatedAt: created, UpdatedAt: updated, Status: messageText(t.Status.Message)}
+	for _, m := range t.History {
+		if m != nil && m.Role == a2a.MessageRoleUser {
+			title := []rune(messageText(m))
+			if len(title) > 120 {
+				title = append(title[:117], '.', '.', '.')
+			}
+			v.Title = string(title)
+			break
+		}
+	}
+	if full {
+		for _, m := range t.History {
+			if m == nil {
+				continue
+			}
+			role := "agent"
+			if m.Role == a2a.MessageRoleUser {
+				role = "user"
+			}
+			v.History = append(v.History, ViewMessage{Role: role, Text: messageText(m)})
+		}
+		v.Text = ResultText(t)
+	}
+	return v
+}
+
+// mayAct reports whether the request's principal may see or cancel a
+// task of agent in session contextID: one it may run the agent of and
+// whose session is its own, or any for an admin (and for the daemon
+// without keys).
+func (s *Server) mayAct(r *http.Request, agent, contextID string) bool {
+	p := principal.FromContext(r.Context())
+	if p == nil || p.Admin {
+		return true
+	}
+	if !p.MayRunAgent(agent) {
+		return false
+	}
+	sess, err := s.opts.Sessions.GetSession(r.Context(), contextID)
+	return err == nil && p.MaySee(sess.Principal)
+}
+
+// apiTasks lists local tasks for the dashboard, newest first.
+func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.TaskFilter{Agent: q.Get("agent"), Limit: 50}
+	if word := q.Get("state"); word != "" {
+		st, ok := stateFromWord(word)
+		if !ok {
+			words := make([]string, len(taskStates))
+			for i, st := range taskStates {
+				words[i] = StateWord(st)
+			}
+			httpapi.WriteError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("state: %q is not one of %s", word, strings.Join(words, ", ")))
+			return
+		}
+		f.State = string(st)
+	}
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"limit", &f.Limit}, {"offset", &f.Offset}} {
+		if v := q.Get(p.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || (p.name == "limit" && (n == 0 || n > 200)) {
+				httpapi.WriteError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("%s: %q is not a number in range", p.name, v))
+				return
+			}
+			*p.dst = n
+		}
+	}
+	recs, total, err := s.opts.Tasks.Recent(r.Context(), f)
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	out := make([]TaskView, 0, len(recs))
+	for _, rec := range recs {
+		if s.mayAct(r, rec.Agent, rec.Task.ContextID) {
+			out = append(out, viewOf(rec.Task, rec.Agent, rec.CreatedAt, rec.UpdatedAt, false))
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tasks": out, "total": total})
+}
+
 func (s *Server) apiTask(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	target := r.URL.Query().Get("agent")
 	if target == "" {
-		st, err := s.opts.Tasks.Get(r.Context(), a2a.TaskID(id))
-		if err == nil {
-			writeJSON(w, http.StatusOK, map[string]any{"task": st.Task, "text": ResultText(st.Task), "source": "local"})
-			return
-		}
-		if !errors.Is(err, a2a.ErrTaskNotFound) {
-			writeErr(w, s.log, err)
+		if rec, ok := s.localTask(r, id); ok {
+			writeJSON(w, http.StatusOK, map[string]any{"task": rec.Task, "text": ResultText(rec.Task), "source": "local",
+				"view": viewOf(rec.Task, rec.Agent, rec.CreatedAt, rec.UpdatedAt, true)})
 			return
 		}
 	}
@@ -154,7 +310,26 @@ func (s *Server) apiTask(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"task": t, "text": ResultText(t), "source": "remote"})
+	writeJSON(w, http.StatusOK, map[string]any{"task": t, "text": ResultText(t), "source": "remote", "view": viewOf(t, target, time.Time{}, time.Time{}, true)})
+}
+
+// localTask finds a task of this daemon that the principal may see.
+func (s *Server) localTask(r *http.Request, id string) (TaskRecord, bool) {
+	st, err := s.opts.Tasks.Get(r.Context(), a2a.TaskID(id))
+	if err != nil {
+		return TaskRecord{}, false
+	}
+	recs, _, err := s.opts.Tasks.Recent(r.Context(), store.TaskFilter{ContextID: st.Task.ContextID})
+	rec := TaskRecord{Task: st.Task}
+	if err == nil {
+		for _, x := range recs {
+			if x.Task.ID == st.Task.ID {
+				rec.Agent, rec.CreatedAt, rec.UpdatedAt = x.Agent, x.CreatedAt, x.UpdatedAt
+			}
+		}
+	}
+	// A task the principal may not see does not exist, as far as it knows.
+	return rec, s.mayAct(r, rec.Agent, rec.Task.ContextID)
 }
 
 func (s *Server) apiCancel(w http.ResponseWriter, r *http.Request) {
@@ -162,12 +337,16 @@ func (s *Server) apiCancel(w http.ResponseWriter, r *http.Request) {
 	target := r.URL.Query().Get("agent")
 	if target == "" {
 		if _, err := s.opts.Tasks.Get(r.Context(), a2a.TaskID(id)); err == nil {
+			if _, ok := s.localTask(r, id); !ok {
+				writeErr(w, s.log, fmt.Errorf("%w: %s", a2a.ErrTaskNotFound, id))
+				return
+			}
 			t, err := s.handler.CancelTask(r.Context(), &a2a.CancelTaskRequest{ID: a2a.TaskID(id)})
 			if err != nil {
 				writeErr(w, s.log, err)
 				return
 			}
-			writeJSON(w, http.StatusOK, map[string]any{"task": t, "source": "local"})
+			writeJSON(w, http.StatusOK, map[string]any{"task": t, "source": "local", "view": viewOf(t, "", time.Time{}, time.Time{}, true)})
 			return
 		}
 	}
@@ -177,6 +356,53 @@ func (s *Server) apiCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"task": t, "source": "remote"})
+}
+
+// ReplyRequest is the body of POST /api/a2a/tasks/{id}/reply.
+type ReplyRequest struct {
+	Approved *bool `json:"approved"`
+}
+
+// apiReply answers the approval question of a local input-required task
+// on its client's behalf: an operator in the dashboard decides for an A2A
+// client that cannot. The answer is the task's next message, as if the
+// client had sent it, so the task resumes and its client sees it finish.
+func (s *Server) apiReply(w http.ResponseWriter, r *http.Request) {
+	var req ReplyRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	if req.Approved == nil {
+		writeErr(w, s.log, fmt.Errorf("%w: approved: required (true or false)", errBadRequest))
+		return
+	}
+	id := r.PathValue("id")
+	rec, ok := s.localTask(r, id)
+	if !ok {
+		writeErr(w, s.log, fmt.Errorf("%w: %s", a2a.ErrTaskNotFound, id))
+		return
+	}
+	if rec.Task.Status.State != a2a.TaskStateInputRequired {
+		httpapi.WriteError(w, http.StatusConflict, "conflict", fmt.Sprintf("task %s is %s, not waiting for input", id, StateWord(rec.Task.Status.State)))
+		return
+	}
+	text := "no"
+	if *req.Approved {
+		text = "yes"
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text), a2a.NewDataPart(map[string]any{"approved": *req.Approved}))
+	msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
+	res, err := s.handler.SendMessage(withAgent(r.Context(), rec.Agent), &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
+	out := map[string]any{"source": "local"}
+	if t, ok := res.(*a2a.Task); ok {
+		out["view"] = viewOf(t, rec.Agent, rec.CreatedAt, time.Now().UTC(), true)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // decodeBody reads a JSON body strictly, naming unknown fields.

@@ -544,3 +544,39 @@ func orDiscard(l *slog.Logger) *slog.Logger {
 	}
 	return l
 }
+
+// TaskRecord is a task with what the store knows about it beyond the
+// protocol's fields: its agent and times.
+type TaskRecord struct {
+	Task      *a2a.Task
+	Agent     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Recent lists tasks of every agent (or f's), most recently updated
+// first, with their live state: the daemon's own view for its dashboard,
+// not scoped to one agent's endpoint. It returns the total that match.
+func (s *TaskStore) Recent(ctx context.Context, f store.TaskFilter) ([]TaskRecord, int, error) {
+	recs, total, err := s.st.ListTasks(ctx, f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list tasks: %w", err)
+	}
+	out := make([]TaskRecord, 0, len(recs))
+	for _, rec := range recs {
+		tr := TaskRecord{Agent: rec.Agent, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}
+		s.mu.Lock()
+		if lt, ok := s.live[a2a.TaskID(rec.ID)]; ok {
+			tr.Task = cloneTask(lt.task)
+		}
+		s.mu.Unlock()
+		if tr.Task == nil {
+			tr.Task = new(a2a.Task)
+			if err := json.Unmarshal(rec.Data, tr.Task); err != nil {
+				return nil, 0, fmt.Errorf("decode task %s: %w", rec.ID, err)
+			}
+		}
+		out = append(out, tr)
+	}
+	return out, total, nil
+}

@@ -123,6 +123,10 @@ func New(opts Options) *Kernel {
 // Agents returns the agent directory.
 func (k *Kernel) Agents() *Agents { return k.opts.Agents }
 
+// Provider resolves a provider name as runs do, so an edge can check a
+// manifest before storing it.
+func (k *Kernel) Provider(name string) (llm.Provider, error) { return k.opts.Providers.Provider(name) }
+
 // Runner returns the tool runner, for edges that call tools directly.
 func (k *Kernel) Runner() *tool.Runner { return k.opts.Runner }
 

@@ -287,6 +287,10 @@ type Tools struct {
 	WebFetch     WebFetch          `toml:"web_fetch" json:"web_fetch"`
 	Shell        Shell             `toml:"shell" json:"shell"`
 	AgentSendMax int               `toml:"agent_send_max_depth" json:"agent_send_max_depth"` // default 3
+	// ApprovalTimeoutSecs bounds how long a call that needs approval, in a
+	// run whose edge cannot ask, waits for a decision in the dashboard
+	// before it is denied; default 300.
+	ApprovalTimeoutSecs int `toml:"approval_timeout_secs" json:"approval_timeout_secs"`
 }
 
 // WebFetch configures the web_fetch tool.

@@ -21,22 +21,24 @@ const (
 	DefaultMaxResultChars = 50000
 	DefaultMaxImageBytes  = 5 << 20
 	DefaultLoopGuard      = 3
-	DefaultWebFetchBytes  = 2 << 20
-	DefaultShellTimeout   = 30
-	DefaultShellOutput    = 64 << 10
-	DefaultAgentSendDepth = 3
-	DefaultRatePerSec     = 50
-	DefaultBurst          = 100
-	DefaultMaxBodyBytes   = 10 << 20
-	DefaultReadTimeout    = 30
-	DefaultIdleTimeout    = 120
-	DefaultMCPTimeout     = 30
-	DefaultMaxRetries     = 3
-	DefaultModelTimeout   = 300
-	DefaultStoreBackend   = BackendSQLite
-	DefaultPostgresURLEnv = "AGENTD_POSTGRES_URL"
-	DefaultHeartbeatSecs  = 5
-	DefaultLeaseSecs      = 15
+	// DefaultApprovalTimeout is [tools] approval_timeout_secs' default.
+	DefaultApprovalTimeout = 300
+	DefaultWebFetchBytes   = 2 << 20
+	DefaultShellTimeout    = 30
+	DefaultShellOutput     = 64 << 10
+	DefaultAgentSendDepth  = 3
+	DefaultRatePerSec      = 50
+	DefaultBurst           = 100
+	DefaultMaxBodyBytes    = 10 << 20
+	DefaultReadTimeout     = 30
+	DefaultIdleTimeout     = 120
+	DefaultMCPTimeout      = 30
+	DefaultMaxRetries      = 3
+	DefaultModelTimeout    = 300
+	DefaultStoreBackend    = BackendSQLite
+	DefaultPostgresURLEnv  = "AGENTD_POSTGRES_URL"
+	DefaultHeartbeatSecs   = 5
+	DefaultLeaseSecs       = 15
 )
 
 // Store backends.
@@ -145,6 +147,7 @@ func (c *Config) ApplyDefaults() {
 	setInt(&t.Shell.TimeoutSecs, DefaultShellTimeout)
 	setInt(&t.Shell.MaxOutputBytes, DefaultShellOutput)
 	setInt(&t.AgentSendMax, DefaultAgentSendDepth)
+	setInt(&t.ApprovalTimeoutSecs, DefaultApprovalTimeout)
 
 	lim := &c.Limits
 	if lim.RatePerSec == 0 {

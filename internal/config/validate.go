@@ -371,6 +371,7 @@ func checkTools(r *report, src *source, p fieldPath, t *Tools) {
 	nonNegative(r, src, p.key("max_result_image_bytes"), t.MaxResultImageBytes)
 	nonNegative(r, src, p.key("loop_guard"), t.LoopGuard)
 	nonNegative(r, src, p.key("agent_send_max_depth"), t.AgentSendMax)
+	nonNegative(r, src, p.key("approval_timeout_secs"), t.ApprovalTimeoutSecs)
 	for _, k := range sortedStringKeys(t.Timeouts) {
 		kp := p.key("timeouts").key(k)
 		if checkGlob(r, src, kp, k) && t.Timeouts[k] <= 0 {

@@ -66,6 +66,9 @@ type Daemon struct {
 	// Cluster is this daemon's membership in the replicas sharing its
 	// PostgreSQL store; nil with SQLite.
 	Cluster *postgres.Cluster
+	// Approvals holds the approval requests of runs whose edge cannot
+	// ask, until an operator decides in the dashboard.
+	Approvals *tool.Approvals
 
 	mux *routeMux
 	// ui holds the dashboard's browser sessions.
@@ -133,7 +136,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	// API's reads wait for what was queued before them.
 	d.Audit = auditlog.New(db, &auditlog.Options{Logger: log.With("component", "audit")})
 	d.Tools = tool.NewRegistry()
+	d.Approvals = tool.NewApprovals(time.Duration(cfg.Tools.ApprovalTimeoutSecs) * time.Second)
 	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{
+		Operator:       d.Approvals,
 		Timeout:        time.Duration(cfg.Tools.TimeoutSecs) * time.Second,
 		Timeouts:       cfg.Tools.Timeouts,
 		MaxResultChars: cfg.Tools.MaxResultChars,
@@ -233,7 +238,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://")})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), UI: d.ui,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), UI: d.ui, Approvals: d.Approvals,
 	})
 	api.Register(d.mux)
 	webui.New().Register(d.mux)
@@ -565,6 +570,11 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 			return fmt.Errorf("%w: mcp server %q is defined in the config file", store.ErrExists, c.Name)
 		}
 	}
+	for _, s := range a.d.MCP.Status() {
+		if strings.EqualFold(strings.ReplaceAll(s.Name, "-", "_"), strings.ReplaceAll(c.Name, "-", "_")) {
+			return fmt.Errorf("%w: name: an mcp server named %q exists; remove it first or choose another name", store.ErrExists, s.Name)
+		}
+	}
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -595,6 +605,45 @@ func (a mcpAdmin) Remove(ctx context.Context, name string) error {
 	}
 	delete(a.d.mcpApplied, name)
 	return a.d.MCP.Remove(ctx, name)
+}
+
+// SetEnabled reconnects or disconnects a server registered through the
+// API and persists the choice, so a restart keeps it. Servers of the
+// config file are the file's business.
+func (a mcpAdmin) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	for _, s := range a.d.cfg.MCPServers {
+		if s.Name == name {
+			return fmt.Errorf("%w: mcp server %q: set enabled in the config file instead", agent.ErrReadOnly, name)
+		}
+	}
+	recs, err := a.d.Store.ListMCPServers(ctx)
+	if err != nil {
+		return fmt.Errorf("load mcp servers: %w", err)
+	}
+	for _, rec := range recs {
+		if rec.Name != name {
+			continue
+		}
+		var c config.MCPServer
+		if err := json.Unmarshal(rec.Config, &c); err != nil {
+			return fmt.Errorf("decode stored mcp server %q: %w", name, err)
+		}
+		if c.Enabled == nil || *c.Enabled != enabled {
+			c.Enabled = &enabled
+			data, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			rec.Config = data
+			if err := a.d.Store.PutMCPServer(ctx, rec); err != nil {
+				return fmt.Errorf("persist mcp server %q: %w", name, err)
+			}
+		}
+		// Replace the connection: a disabled entry stays listed, idle.
+		_ = a.d.MCP.Remove(ctx, name)
+		return a.d.MCP.Add(ctx, c)
+	}
+	return fmt.Errorf("%w: mcp server %q", store.ErrNotFound, name)
 }
 
 // ensureDir creates dir with owner-only permissions.

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
@@ -155,5 +157,283 @@ agents = ["reviewer"]
 	}
 	if resp, _ := do("GET", "/api/agents/deployer", "", map[string]string{"Cookie": ci}); resp.StatusCode != 404 {
 		t.Fatalf("ci-bot reads an agent it may not run: %d", resp.StatusCode)
+	}
+}
+
+// TestDashboardAPIs covers what the dashboard's forms and filters need
+// from the API: validation errors that name their fields, disabling and
+// enabling a server registered through the API, and audit filters.
+func TestDashboardAPIs(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "ok"}))
+	home := t.TempDir()
+	path := filepath.Join(home, "config.toml")
+	body := fmt.Sprintf("listen = \"127.0.0.1:0\"\n\n[providers.fake]\nkind = \"openai\"\nbase_url = %q\n\n[[agents]]\nname = \"a\"\nprovider = \"fake\"\nmodel = \"m\"\n", model.URL)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	do := func(method, p, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		b, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(b, &out)
+		return resp.StatusCode, out
+	}
+	fields := func(out map[string]any) (string, map[string]any) {
+		e, _ := out["error"].(map[string]any)
+		f, _ := e["fields"].(map[string]any)
+		s, _ := e["field"].(string)
+		return s, f
+	}
+
+	t.Run("validation errors name their fields", func(t *testing.T) {
+		for _, tc := range []struct {
+			path, body, field string
+			also              []string
+		}{
+			{"/api/mcp/servers", `{"name":"bad name","transport":{"type":"stdio"}}`, "name", []string{"transport.command"}},
+			{"/api/mcp/servers", `{"name":"ok","transport":{"type":"http","url":"ftp://x"}}`, "transport.url", nil},
+			{"/api/mcp/servers", `{"name":"ok","transport":{"type":"stdio","command":"x"},"colour":"red"}`, "colour", nil},
+			{"/api/agents", `{"name":"x","provider":"fake"}`, "model", nil},
+			{"/api/agents", `{"name":"x","provider":"nope","model":"m"}`, "provider", nil},
+			{"/api/agents", `{"name":"x","provider":"fake","model":"m","temperature":"hot"}`, "temperature", nil},
+			{"/api/agents", `{"name":"x","provider":"fake","model":"m","max_tokens":-1}`, "max_iterations", []string{"max_tokens", "token_budget"}},
+		} {
+			code, out := do("POST", tc.path, tc.body)
+			field, all := fields(out)
+			if code != 400 || field != tc.field {
+				t.Errorf("POST %s %s: %d field %q, want 400 field %q (%v)", tc.path, tc.body, code, field, tc.field, out)
+			}
+			for _, f := range tc.also {
+				if all[f] == nil {
+					t.Errorf("POST %s %s: fields %v lack %q", tc.path, tc.body, all, f)
+				}
+			}
+		}
+		if code, out := do("POST", "/api/mcp/servers", `{"name":"a1","transport":{"type":"stdio","command":"/nonexistent/server"}}`); code != 201 {
+			t.Fatalf("add: %d %v", code, out)
+		}
+		if code, out := do("POST", "/api/mcp/servers", `{"name":"a1","transport":{"type":"stdio","command":"/nonexistent/server"}}`); code != 409 {
+			t.Fatalf("add twice: %d %v", code, out)
+		} else if f, _ := fields(out); f != "name" {
+			t.Errorf("add twice names field %q", f)
+		}
+	})
+
+	t.Run("disable and enable a server registered through the API", func(t *testing.T) {
+		state := func() string {
+			for _, s := range d.MCP.Status() {
+				if s.Name == "a1" {
+					return s.State
+				}
+			}
+			return "missing"
+		}
+		if code, out := do("PATCH", "/api/mcp/servers/a1", `{"enabled":false}`); code != 204 {
+			t.Fatalf("disable: %d %v", code, out)
+		}
+		if got := state(); got != "disabled" {
+			t.Fatalf("state after disable: %s", got)
+		}
+		recs, _ := d.Store.ListMCPServers(context.Background())
+		if len(recs) != 1 || !strings.Contains(string(recs[0].Config), `"enabled":false`) {
+			t.Fatalf("stored: %+v", recs)
+		}
+		if code, _ := do("PATCH", "/api/mcp/servers/a1", `{"enabled":true}`); code != 204 {
+			t.Fatalf("enable: %d", code)
+		}
+		if got := state(); got == "disabled" || got == "missing" {
+			t.Fatalf("state after enable: %s", got)
+		}
+		if code, _ := do("PATCH", "/api/mcp/servers/nope", `{"enabled":true}`); code != 404 {
+			t.Errorf("unknown server: %d", code)
+		}
+		if code, out := do("PATCH", "/api/mcp/servers/a1", `{}`); code != 400 {
+			t.Errorf("no enabled: %d %v", code, out)
+		}
+	})
+
+	t.Run("audit filters", func(t *testing.T) {
+		if code, out := do("POST", "/api/tools/agent_list/call", `{}`); code != 200 {
+			t.Fatalf("tool call: %d %v", code, out)
+		}
+		count := func(q string) int {
+			t.Helper()
+			code, out := do("GET", "/api/audit?"+q, "")
+			if code != 200 {
+				t.Fatalf("audit?%s: %d %v", q, code, out)
+			}
+			recs, _ := out["records"].([]any)
+			return len(recs)
+		}
+		future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+		for q, want := range map[string]int{
+			"tool=agent_list": 1, "decision=allow": 1, "decision=deny": 0, "outcome=ok": 1, "outcome=error": 0,
+			"until=" + future: 1, "until=" + past: 0, "since=" + past + "&until=" + future + "&agent=operator": 1,
+		} {
+			if got := count(q); got != want {
+				t.Errorf("audit?%s: %d records, want %d", q, got, want)
+			}
+		}
+		if code, out := do("GET", "/api/audit?until=yesterday", ""); code != 400 {
+			t.Errorf("bad until: %d", code)
+		} else if f, _ := fields(out); f != "until" {
+			t.Errorf("bad until names %q", f)
+		}
+	})
+}
+
+// TestApprovalsFromTheHTTPEdge: a run started over the HTTP API, which
+// cannot ask its client, waits for a decision on the dashboard's queue
+// (GET/POST /api/approvals) instead of being denied at once; only its
+// principal and admins see and decide it; without a decision the timeout
+// denies it with a reason the model reads.
+func TestApprovalsFromTheHTTPEdge(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		last := r.Messages[len(r.Messages)-1]
+		if last.Role == "tool" {
+			return llmtest.Reply{Text: "tool said: " + last.ToolResults[0].Content}
+		}
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{"path":"note.txt","content":"hi"}`)}}
+	})
+	home := t.TempDir()
+	body := fmt.Sprintf(`listen = "127.0.0.1:0"
+api_key_env = "ADMIN_KEY"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "writer"
+provider = "fake"
+model = "m"
+tools = ["file_write"]
+
+[tools]
+approval_timeout_secs = 1
+
+[[principals]]
+name = "ops"
+key_env = "OPS_KEY"
+agents = ["*"]
+ask_tools = ["file_write"]
+
+[[principals]]
+name = "other"
+key_env = "OTHER_KEY"
+agents = ["*"]
+`, model.URL)
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ADMIN_KEY": "k-admin", "OPS_KEY": "k-ops", "OTHER_KEY": "k-other"}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	do := func(key, method, p, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	pending := func(key string) []map[string]any {
+		t.Helper()
+		_, body := do(key, "GET", "/api/approvals", "")
+		var out struct{ Approvals []map[string]any }
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatalf("approvals: %s", body)
+		}
+		return out.Approvals
+	}
+	waitQueued := func() {
+		t.Helper()
+		ch := make(chan struct{}, 1)
+		stop := d.Approvals.OnChange(func() {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		})
+		defer stop()
+		for len(d.Approvals.Pending()) == 0 {
+			select {
+			case <-ch:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no approval request was queued")
+			}
+		}
+	}
+
+	// Decided in time: the call runs and the run finishes.
+	reply := make(chan string, 1)
+	go func() {
+		_, body := do("k-ops", "POST", "/api/agents/writer/messages", `{"message":"write it"}`)
+		reply <- body
+	}()
+	waitQueued()
+	mine := pending("k-ops")
+	if len(mine) != 1 || mine[0]["tool"] != "file_write" || mine[0]["principal"] != "ops" || mine[0]["agent"] != "writer" {
+		t.Fatalf("ops's queue: %v", mine)
+	}
+	if got := pending("k-other"); len(got) != 0 {
+		t.Fatalf("another principal sees %v", got)
+	}
+	if got := pending("k-admin"); len(got) != 1 {
+		t.Fatalf("the admin sees %v", got)
+	}
+	id := mine[0]["id"].(string)
+	if code, _ := do("k-other", "POST", "/api/approvals/"+id, `{"decision":"once"}`); code != 404 {
+		t.Fatalf("another principal decides: %d", code)
+	}
+	if code, body := do("k-ops", "POST", "/api/approvals/"+id, `{"decision":"maybe"}`); code != 400 || !strings.Contains(body, `"field": "decision"`) {
+		t.Fatalf("a bad decision: %d %s", code, body)
+	}
+	if code, body := do("k-ops", "POST", "/api/approvals/"+id, `{"decision":"once"}`); code != 204 {
+		t.Fatalf("decide: %d %s", code, body)
+	}
+	if got := <-reply; !strings.Contains(got, "tool said: wrote") {
+		t.Fatalf("the approved run answered %s", got)
+	}
+
+	// Not decided: the timeout denies it, and says why.
+	code, body := do("k-ops", "POST", "/api/agents/writer/messages", `{"message":"write again"}`)
+	if code != 200 || !strings.Contains(body, "no operator decided within 1s") {
+		t.Fatalf("the undecided run answered %d %s", code, body)
+	}
+	if n := len(d.Approvals.Pending()); n != 0 {
+		t.Fatalf("%d requests left", n)
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -38,6 +40,9 @@ type MCPAdmin interface {
 	// Add validates, persists and connects a server from its JSON config.
 	Add(ctx context.Context, cfg json.RawMessage) error
 	Remove(ctx context.Context, name string) error
+	// SetEnabled disconnects (false) or reconnects (true) a server
+	// registered through the API, persisting the choice.
+	SetEnabled(ctx context.Context, name string, enabled bool) error
 }
 
 // Options are the API's dependencies.
@@ -56,6 +61,9 @@ type Options struct {
 	Replica string
 	// UI holds the dashboard's browser sessions; nil = no /api/ui routes.
 	UI *UISessions
+	// Approvals is the operator's queue of approval requests; nil = the
+	// approval routes answer 503.
+	Approvals *tool.Approvals
 }
 
 // API serves the REST routes.
@@ -108,12 +116,15 @@ func (a *API) Register(mux Router) {
 	h("POST /api/tools/{name}/call", a.callTool)
 	h("GET /api/audit", a.queryAudit)
 	h("GET /api/runs", a.listRuns)
+	h("GET /api/approvals", a.listApprovals)
+	h("POST /api/approvals/{id}", a.decideApproval)
 	h("GET "+UIPath+"session", a.uiSession)
 	h("POST "+UIPath+"login", a.uiLogin)
 	h("POST "+UIPath+"logout", a.uiLogout)
 	h("GET /api/mcp/servers", a.mcpServers)
 	h("POST /api/mcp/servers", a.addMCPServer)
 	h("DELETE /api/mcp/servers/{name}", a.removeMCPServer)
+	h("PATCH /api/mcp/servers/{name}", a.patchMCPServer)
 	h("/api/", func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, "not_found", "no route for %s %s", r.Method, r.URL.Path)
 	})
@@ -143,6 +154,59 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	return nil
+}
+
+// listApprovals lists the approval requests waiting for an operator that
+// the principal may decide: those of its own runs (an admin: all).
+func (a *API) listApprovals(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.Approvals == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "approvals are not enabled")
+	}
+	p := who(r)
+	out := []tool.PendingApproval{}
+	for _, x := range a.opts.Approvals.Pending() {
+		if p.MaySee(x.Principal) {
+			out = append(out, x)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out, "timeout_seconds": a.opts.Approvals.Timeout().Seconds()})
+	return nil
+}
+
+// DecisionRequest is the body of POST /api/approvals/{id}.
+type DecisionRequest struct {
+	// Decision is "once" (approve this call), "session" (and every later
+	// call of the tool in the session) or "reject".
+	Decision tool.Decision `json:"decision"`
+}
+
+func (a *API) decideApproval(w http.ResponseWriter, r *http.Request) error {
+	if a.opts.Approvals == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "approvals are not enabled")
+	}
+	var req DecisionRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	switch req.Decision {
+	case tool.ApproveOnce, tool.ApproveAll, tool.Reject:
+	default:
+		return &Error{Status: http.StatusBadRequest, Code: "invalid", Field: "decision",
+			Message: fmt.Sprintf("decision: %q is not one of \"once\", \"session\", \"reject\"", req.Decision)}
+	}
+	id := r.PathValue("id")
+	x, ok := a.opts.Approvals.Get(id)
+	if !ok || !who(r).MaySee(x.Principal) {
+		return errorf(http.StatusNotFound, "not_found", "no pending approval %q: it was decided, timed out, or its run ended", id)
+	}
+	if err := a.opts.Approvals.Decide(id, req.Decision); err != nil {
+		if errors.Is(err, tool.ErrNoSuchApproval) {
+			return errorf(http.StatusNotFound, "not_found", "%s", err)
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -208,7 +272,15 @@ func (a *API) updateAgent(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) putAgent(w http.ResponseWriter, r *http.Request, m manifest.Manifest, status int) error {
 	if err := m.Validate(); err != nil {
-		return errorf(http.StatusBadRequest, "invalid", "%s", err)
+		return invalid(err)
+	}
+	if m.Kind == "" || m.Kind == manifest.KindLLM {
+		// An unknown provider would only fail at the first message; a
+		// missing API key is the operator's to fix later, not an error here.
+		if _, err := a.opts.Kernel.Provider(m.Provider); err != nil && !errors.Is(err, llm.ErrAuth) {
+			return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: "provider: " + err.Error(), Field: "provider",
+				Fields: map[string]string{"provider": err.Error()}}
+		}
 	}
 	if err := a.opts.Kernel.Agents().Put(r.Context(), m); err != nil {
 		return err
@@ -408,16 +480,22 @@ func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"), Limit: limit}
+	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"),
+		Decision: q.Get("decision"), Outcome: q.Get("outcome"), Limit: limit}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own calls
 	}
-	if s := q.Get("since"); s != "" {
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return errorf(http.StatusBadRequest, "invalid", "since: %q is not an RFC 3339 time", s)
+	for _, t := range []struct {
+		name string
+		dst  *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if s := q.Get(t.name); s != "" {
+			v, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: fmt.Sprintf("%s: %q is not an RFC 3339 time", t.name, s), Field: t.name}
+			}
+			*t.dst = v
 		}
-		f.Since = t
 	}
 	recs, err := a.opts.Store.QueryAudit(r.Context(), f)
 	if err != nil {
@@ -460,11 +538,37 @@ func (a *API) addMCPServer(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err := a.opts.MCP.Add(r.Context(), cfg); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			return errorf(http.StatusConflict, "exists", "%s", err)
+			return &Error{Status: http.StatusConflict, Code: "exists", Message: err.Error(), Field: "name", Fields: map[string]string{"name": err.Error()}}
 		}
-		return errorf(http.StatusBadRequest, "invalid", "%s", err)
+		return invalid(err)
 	}
 	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// MCPServerPatch is the body of PATCH /api/mcp/servers/{name}.
+type MCPServerPatch struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func (a *API) patchMCPServer(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAdmin(r); err != nil {
+		return err
+	}
+	if a.opts.MCP == nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
+	}
+	var p MCPServerPatch
+	if err := decode(r, &p); err != nil {
+		return err
+	}
+	if p.Enabled == nil {
+		return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: "enabled: required (true or false)", Field: "enabled"}
+	}
+	if err := a.opts.MCP.SetEnabled(r.Context(), r.PathValue("name"), *p.Enabled); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -510,9 +614,36 @@ func decode(r *http.Request, v any) error {
 		if errors.As(err, &mbe) {
 			return err
 		}
-		return errorf(http.StatusBadRequest, "invalid_json", "request body: %s", err)
+		e := errorf(http.StatusBadRequest, "invalid_json", "request body: %s", err)
+		// Name the field for forms: a value of the wrong type, or a
+		// field that does not exist.
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && ute.Field != "" {
+			e.Field = ute.Field
+			e.Message = fmt.Sprintf("%s: must be %s, not %s", ute.Field, jsonKind(ute.Type.Kind().String()), ute.Value)
+		} else if m := unknownField.FindStringSubmatch(err.Error()); m != nil {
+			e.Field = m[1]
+		}
+		return e
 	}
 	return nil
+}
+
+var unknownField = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// jsonKind words a Go kind as the JSON a client should send.
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"), strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "bool":
+		return "true or false"
+	case k == "slice", k == "array":
+		return "a list"
+	case k == "map", k == "struct":
+		return "an object"
+	}
+	return "a " + k
 }
 
 func paging(r *http.Request) (limit, offset int, err error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
+	"strings"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/auditlog"
@@ -24,11 +26,14 @@ import (
 // fault ("model", "transport.url"), so a form can show the message next
 // to it.
 type Error struct {
-	Status    int    `json:"-"`
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Field     string `json:"field,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	// Fields holds every field's problem when a validation found
+	// several ("transport.url": "must be an http:// or https:// URL").
+	Fields    map[string]string `json:"fields,omitempty"`
+	RequestID string            `json:"request_id,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -36,6 +41,38 @@ func (e *Error) Error() string { return e.Message }
 // errorf builds an *Error.
 func errorf(status int, code, format string, args ...any) *Error {
 	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// fieldLine is one validation problem as config, manifest and mcpclient
+// word them: "field.path: what is wrong" (several fields may share one
+// message: "max_tokens, token_budget: must not be negative").
+var fieldLine = regexp.MustCompile(`^((?:[a-z_][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])?)*)(?:, (?:[a-z_][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z_][a-z0-9_]*(?:\[\d+\])?)*))*): (.+)$`)
+
+// invalid is a 400 for a validation error, naming the fields at fault
+// when its lines say which, so a form can show each message by its field.
+func invalid(err error) *Error {
+	e := &Error{Status: http.StatusBadRequest, Code: "invalid", Message: err.Error()}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		m := fieldLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		for _, f := range strings.Split(m[1], ", ") {
+			if e.Fields == nil {
+				e.Fields = map[string]string{}
+				e.Field = f
+			}
+			if _, dup := e.Fields[f]; !dup {
+				e.Fields[f] = m[2]
+			}
+		}
+	}
+	if e.Field == "" {
+		if m := unknownField.FindStringSubmatch(e.Message); m != nil {
+			e.Field, e.Fields = m[1], map[string]string{m[1]: "no such field"}
+		}
+	}
+	return e
 }
 
 // ToError maps core errors to HTTP statuses in one place; the A2A edge's

@@ -225,8 +225,11 @@ type AuditFilter struct {
 	Principal string
 	SessionID string
 	Tool      string
-	Since     time.Time
-	Limit     int // 0 = no limit
+	Decision  string
+	Outcome   string
+	Since     time.Time // inclusive
+	Until     time.Time // exclusive
+	Limit     int       // 0 = no limit
 }
 
 // AuditStore persists the audit log. It is append-only.

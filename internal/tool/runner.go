@@ -31,16 +31,20 @@ type AuditLog interface {
 // ApprovalRequest is a question the pipeline asks a human through whatever
 // edge started the run.
 type ApprovalRequest struct {
-	Agent     string
-	SessionID string
-	CallID    string
-	Tool      string
-	Args      json.RawMessage
-	Reason    string
+	Agent     string          `json:"agent"`
+	SessionID string          `json:"session_id,omitempty"`
+	CallID    string          `json:"call_id,omitempty"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Reason    string          `json:"reason"`
+	// Principal names who started the run; it (or an admin) may decide.
+	Principal string `json:"principal,omitempty"`
 }
 
 // Approver answers approval requests. Edges implement it: ACP asks the
-// editor, A2A and HTTP can ask their client; a nil Approver denies.
+// editor, A2A asks its client (input-required), MCP elicits when the
+// client can; where the edge cannot ask, RunnerOptions.Operator answers
+// (the dashboard's queue), and without one the call is denied.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
 }
@@ -69,7 +73,11 @@ type RunnerOptions struct {
 	MaxImageBytes int
 	LoopGuard     int      // the Nth identical consecutive call is refused; default 3
 	Audit         AuditLog // nil = no audit (tests only)
-	Logger        *slog.Logger
+	// Operator answers approval requests of runs whose edge cannot ask
+	// (a scope without an Approver): the dashboard's Approvals. nil =
+	// such calls are denied at once.
+	Operator Approver
+	Logger   *slog.Logger
 	// Meter records agentd.tool.calls and agentd.tool.call.duration; nil
 	// records nothing (and costs nothing).
 	Meter metric.MeterProvider
@@ -350,13 +358,18 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 }
 
 func (s *Scope) ask(ctx context.Context, call llm.ToolCall, args json.RawMessage, reason string) (bool, error) {
-	if s.p.Approver == nil {
+	approver := s.p.Approver
+	if approver == nil {
+		// The edge cannot ask: the operator can, if there is one.
+		approver = s.r.opts.Operator
+	}
+	if approver == nil {
 		return false, errors.New("no one can approve calls on this connection")
 	}
-	ok, err := s.p.Approver.Approve(ctx, ApprovalRequest{
+	return approver.Approve(ctx, ApprovalRequest{
 		Agent: s.p.Agent, SessionID: s.p.SessionID, CallID: call.ID, Tool: call.Name, Args: args, Reason: reason,
+		Principal: principal.NameOf(s.p.Principal),
 	})
-	return ok, err
 }
 
 // AllowAlways records that the user approved every call of tool for the

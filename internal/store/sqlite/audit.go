@@ -47,7 +47,8 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 	return wrap("append audit records", err)
 }
 
-// QueryAudit implements store.AuditStore. Since is inclusive; records with
+// QueryAudit implements store.AuditStore. Since is inclusive, Until
+// exclusive; records with
 // the same Time come most recently appended first.
 func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
 	const op = "query audit log"
@@ -55,6 +56,7 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 	var args []any
 	for _, c := range []struct{ col, val string }{
 		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool}, {"principal", f.Principal},
+		{"decision", f.Decision}, {"outcome", f.Outcome},
 	} {
 		if c.val != "" {
 			conds = append(conds, c.col+" = ?")
@@ -64,6 +66,10 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 	if !f.Since.IsZero() {
 		conds = append(conds, "time >= ?")
 		args = append(args, toDB(f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "time < ?")
+		args = append(args, toDB(f.Until))
 	}
 	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal FROM audit"
 	if len(conds) > 0 {

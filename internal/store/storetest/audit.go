@@ -66,16 +66,16 @@ var auditTests = map[string]func(t *testing.T, s suite){
 		// Appended out of time order so that ordering by ID alone fails;
 		// r2 and r4 share a Time, and r4 was appended later.
 		for _, x := range []struct {
-			name, agent, session, tool, principal string
-			minute                                int
+			name, agent, session, tool, principal, decision, outcome string
+			minute                                                   int
 		}{
-			{"r1", "a", "s1", "t1", "alice", 1},
-			{"r2", "b", "s1", "t2", "bob", 3},
-			{"r3", "a", "s2", "t1", "alice", 2},
-			{"r4", "a", "s2", "t2", "", 3},
+			{"r1", "a", "s1", "t1", "alice", "allow", "ok", 1},
+			{"r2", "b", "s1", "t2", "bob", "deny", "denied", 3},
+			{"r3", "a", "s2", "t1", "alice", "approved", "error", 2},
+			{"r4", "a", "s2", "t2", "", "allow", "ok", 3},
 		} {
 			id, err := st.AppendAudit(ctx, store.AuditRecord{Time: at(x.minute), Agent: x.agent, SessionID: x.session, Tool: x.tool,
-				Decision: "allow", Outcome: "ok", Detail: x.name, Principal: x.principal})
+				Decision: x.decision, Outcome: x.outcome, Detail: x.name, Principal: x.principal})
 			ok(t, err, "AppendAudit(%s)", x.name)
 			ids[x.name] = id
 		}
@@ -96,6 +96,11 @@ var auditTests = map[string]func(t *testing.T, s suite){
 			{"NoMatch", store.AuditFilter{Agent: "zzz"}, nil},
 			{"Principal", store.AuditFilter{Principal: "alice"}, []string{"r3", "r1"}},
 			{"PrincipalAndTool", store.AuditFilter{Principal: "alice", Tool: "t1", Limit: 1}, []string{"r3"}},
+			{"Decision", store.AuditFilter{Decision: "allow"}, []string{"r4", "r1"}},
+			{"Outcome", store.AuditFilter{Outcome: "error"}, []string{"r3"}},
+			{"UntilIsExclusive", store.AuditFilter{Until: at(3)}, []string{"r3", "r1"}},
+			{"SinceUntil", store.AuditFilter{Since: at(2), Until: at(3)}, []string{"r3"}},
+			{"DecisionAgentUntil", store.AuditFilter{Decision: "allow", Agent: "a", Until: at(3)}, []string{"r1"}},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				got, err := st.QueryAudit(ctx, c.f)

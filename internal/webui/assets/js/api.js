@@ -12,13 +12,14 @@ export function setCSRF(token) { csrf = token || ''; }
 /** setUnauthorizedHandler is called when a request answers 401 (the session ended). */
 export function setUnauthorizedHandler(f) { onUnauthorized = f; }
 
-/** ApiError is an API error answer: {status, code, message, field}. */
+/** ApiError is an API error answer: {status, code, message, field, fields}. */
 export class ApiError extends Error {
-  constructor(status, code, message, field) {
+  constructor(status, code, message, field, fields) {
     super(message);
     this.status = status;
     this.code = code;
     this.field = field || '';
+    this.fields = fields || null; // {field: message} when several are at fault
   }
 }
 
@@ -34,7 +35,7 @@ async function failure(r) {
   let e = {};
   try { e = JSON.parse(text).error || {}; } catch { /* not JSON */ }
   const msg = e.message || text || r.statusText;
-  const err = new ApiError(r.status, e.code || `http_${r.status}`, msg, e.field);
+  const err = new ApiError(r.status, e.code || `http_${r.status}`, msg, e.field, e.fields);
   if (r.status === 401) onUnauthorized(err);
   return err;
 }
@@ -59,6 +60,7 @@ export const api = {
   get: (path) => request('GET', path),
   post: (path, body) => request('POST', path, body),
   put: (path, body) => request('PUT', path, body),
+  patch: (path, body) => request('PATCH', path, body),
   del: (path) => request('DELETE', path),
 };
 

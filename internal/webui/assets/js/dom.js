@@ -110,22 +110,46 @@ export function field(label, control, opts = {}) {
   return f;
 }
 
-/** setFieldError shows msg under the field named name in form (or clears all with null). */
-export function setFieldError(form, name, msg) {
-  for (const f of form.querySelectorAll('.field')) {
+/** clearFieldErrors removes every field error shown in form. */
+export function clearFieldErrors(form) {
+  for (const f of form.querySelectorAll('.field.invalid')) {
+    f.classList.remove('invalid');
     const err = f.querySelector('.field-error');
-    const match = name != null && (f.dataset.field === name || (name.startsWith(f.dataset.field + '.') && f.dataset.field) || (name.startsWith(f.dataset.field + '[') && f.dataset.field));
-    if (name == null || match) {
-      f.classList.toggle('invalid', !!match);
-      err.hidden = !match;
-      err.textContent = match ? msg : '';
-      if (match) f.querySelector('input,select,textarea')?.setAttribute('aria-invalid', 'true');
-      else f.querySelector('input,select,textarea')?.removeAttribute('aria-invalid');
+    err.hidden = true;
+    err.textContent = '';
+    f.querySelector('input,select,textarea')?.removeAttribute('aria-invalid');
+  }
+}
+
+/**
+ * showFieldErrors shows an API error next to the fields it names
+ * (err.fields, else err.field) and focuses the first; it returns false
+ * when no field of form matched, so the caller shows the message itself.
+ */
+export function showFieldErrors(form, err) {
+  clearFieldErrors(form);
+  const fields = err.fields && Object.keys(err.fields).length ? err.fields : (err.field ? { [err.field]: err.message } : {});
+  let first = null;
+  for (const [name, msg] of Object.entries(fields)) {
+    for (const f of form.querySelectorAll('.field[data-field]')) {
+      const d = f.dataset.field;
+      if (!d || !(name === d || name.startsWith(`${d}.`) || name.startsWith(`${d}[`))) continue;
+      f.classList.add('invalid');
+      const e = f.querySelector('.field-error');
+      e.hidden = false;
+      e.textContent = e.textContent ? `${e.textContent} ${msg}` : msg;
+      f.querySelector('input,select,textarea')?.setAttribute('aria-invalid', 'true');
+      first = first || f;
     }
   }
-  const hit = name != null && [...form.querySelectorAll('.field.invalid')][0];
-  if (hit) hit.querySelector('input,select,textarea')?.focus();
-  return !!hit;
+  first?.querySelector('input,select,textarea')?.focus();
+  return !!first;
+}
+
+/** setFieldError shows msg under the field named name (null clears all). */
+export function setFieldError(form, name, msg) {
+  if (name == null) { clearFieldErrors(form); return false; }
+  return showFieldErrors(form, { field: name, message: msg });
 }
 
 /** time formats an ISO time as local date and time. */

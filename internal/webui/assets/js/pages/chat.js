@@ -7,6 +7,7 @@ import { api, stream } from '../api.js';
 import { h, replace, badge, empty, errorBox, timeAgo, spinner, same } from '../dom.js';
 import { icon } from '../icons.js';
 import { Transcript } from '../transcript.js';
+import { decisionButtons } from './approvals.js';
 
 // The run in progress in this tab, if any: it outlives the page.
 let live = null; // {agent, session, input, images, base, events: [], render, done, ctrl}
@@ -214,6 +215,30 @@ export default async function chat(ctx) {
     run.finish?.(failed);
     if (ctx.active()) input.focus();
   }
+
+  // A call of this session's run that needs approval waits for the
+  // operator (the HTTP edge cannot ask): offer the decision right here.
+  const asked = new Map(); // approval id -> inline box
+  async function inlineApprovals() {
+    const sid = live && !live.done && live.agent === agent ? live.session : '';
+    let list = [];
+    if (sid) {
+      try { list = ((await api.get('/api/approvals')).approvals || []).filter((a) => a.session_id === sid); } catch { /* none */ }
+    }
+    const ids = new Set(list.map((a) => a.id));
+    for (const [id, el] of asked) if (!ids.has(id)) { el.remove(); asked.delete(id); }
+    for (const a of list) {
+      if (asked.has(a.id)) continue;
+      const el = h('div', { class: 'approval-inline', role: 'alert', dataset: { approval: a.id } },
+        h('strong', null, `${a.tool} needs your approval`), h('p', { class: 'small' }, a.reason),
+        decisionButtons(ctx, a, inlineApprovals));
+      asked.set(a.id, el);
+      log.append(el);
+      log.scrollTop = log.scrollHeight;
+    }
+    if (list.length) replace(status, spinner('Waiting'), `Waiting for your approval of ${list.map((a) => a.tool).join(', ')}…`);
+  }
+  ctx.every(1500, inlineApprovals);
 
   form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
   input.addEventListener('keydown', (e) => {

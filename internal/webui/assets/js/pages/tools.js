@@ -1,0 +1,324 @@
+// Tools and upstreams: every tool with its schema and origin, each MCP
+// server's state, last error, reconnects and tools; add, disable or
+// remove servers registered through the API; call a tool by hand through
+// the pipeline (policy, timeout, truncation, audit) as the logged-in
+// principal.
+
+import { api, ApiError } from '../api.js';
+import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL } from '../dom.js';
+import { icon } from '../icons.js';
+import { unwrap } from '../transcript.js';
+
+function originBadge(sp) {
+  const kind = { builtin: '', mcp: 'accent', a2a: 'info', editor: '' }[sp.origin] ?? '';
+  return badge(sp.server && sp.server !== sp.origin ? `${sp.origin} · ${sp.server}` : sp.origin, kind);
+}
+
+// ---- servers ----
+
+function serverActions(ctx, s, cfg, reload) {
+  if (!ctx.session.admin) return null;
+  if (cfg?.source !== 'api') return h('span', { class: 'small faint', title: 'Defined in config.toml: edit the file to change it' }, 'config file');
+  const disabled = s.state === 'disabled';
+  const toggle = h('button', { class: 'btn small', type: 'button', dataset: { action: disabled ? 'enable' : 'disable' } }, disabled ? 'Enable' : 'Disable');
+  toggle.addEventListener('click', async () => {
+    toggle.disabled = true;
+    try {
+      await api.patch(`/api/mcp/servers/${encodeURIComponent(s.name)}`, { enabled: disabled });
+      ctx.toast(`${s.name} ${disabled ? 'enabled' : 'disabled'}.`, 'ok');
+    } catch (e) {
+      ctx.toast(e.message, 'err');
+    }
+    reload();
+  });
+  const remove = h('button', { class: 'btn small danger', type: 'button', dataset: { action: 'remove' } }, 'Remove');
+  remove.addEventListener('click', async () => {
+    if (!confirm(`Remove the MCP server ${s.name}? Its process stops and its tools leave every agent.`)) return;
+    try {
+      await api.del(`/api/mcp/servers/${encodeURIComponent(s.name)}`);
+      ctx.toast(`${s.name} removed.`, 'ok');
+    } catch (e) {
+      ctx.toast(e.message, 'err');
+    }
+    reload();
+  });
+  return h('span', { class: 'row' }, toggle, remove);
+}
+
+function serversTable(ctx, data, reload) {
+  const list = data.servers || [];
+  const cfgs = new Map((data.configured || []).map((c) => [c.name, c]));
+  if (list.length === 0) {
+    return empty('No upstream MCP servers', 'Add one with the button above (stdio command, or an http/sse URL), or as [[mcp_servers]] in config.toml. Its tools join the registry as mcp_<server>_<tool>.');
+  }
+  return table(['Server', 'State', 'Tools', 'Reconnects', 'Last error', ''], list.map((s) => ({
+    class: `server-row server-${s.name}`,
+    cells: [
+      [h('a', { href: `#/tools/server/${encodeURIComponent(s.name)}` }, h('strong', null, s.name)), ' ', h('span', { class: 'small faint' }, s.transport)],
+      [stateBadge(s.state), s.authorize_url ? [' ', h('a', { href: s.authorize_url, target: '_blank', rel: 'noopener noreferrer', class: 'small' }, 'authorize')] : null],
+      { v: String(s.tools_count), class: 'num' },
+      { v: String(s.reconnects), class: 'num server-reconnects' },
+      s.last_error ? h('span', { class: 'small server-error' }, s.last_error) : h('span', { class: 'faint' }, '—'),
+      serverActions(ctx, s, cfgs.get(s.name), reload),
+    ],
+  })), { label: 'MCP servers' });
+}
+
+function addServerForm(ctx, done) {
+  const name = h('input', { type: 'text', name: 'name', required: true, placeholder: 'github', autocomplete: 'off' });
+  const type = h('select', { name: 'type' }, ['stdio', 'http', 'sse'].map((t) => h('option', { value: t }, t)));
+  const command = h('input', { type: 'text', name: 'command', placeholder: 'npx', autocomplete: 'off' });
+  const args = h('textarea', { name: 'args', rows: '3', class: 'code', placeholder: '-y\n@modelcontextprotocol/server-github' });
+  const dir = h('input', { type: 'text', name: 'dir', autocomplete: 'off' });
+  const url = h('input', { type: 'text', name: 'url', placeholder: 'https://your-server/mcp', autocomplete: 'off' });
+  const env = h('input', { type: 'text', name: 'env', placeholder: 'GITHUB_PERSONAL_ACCESS_TOKEN', autocomplete: 'off' });
+  const allowed = h('input', { type: 'text', name: 'allowed', placeholder: 'create_issue, search_*', autocomplete: 'off' });
+  const timeout = h('input', { type: 'number', name: 'timeout', min: '0', placeholder: '30' });
+  const priv = h('input', { type: 'checkbox', name: 'allow_private' });
+  const msg = h('div');
+  const stdioOnly = [field('Command', command, { name: 'transport.command', help: 'Program to run, on PATH or a path.' }),
+    field('Arguments', args, { name: 'transport.args', help: 'One per line.' }),
+    field('Working directory', dir, { name: 'transport.dir' }),
+    field('Environment variables', env, { name: 'env', help: 'Names passed through, comma separated; the rest of the environment is cleared.' })];
+  const httpOnly = [field('URL', url, { name: 'transport.url', wide: true }),
+    h('div', { class: 'field', dataset: { field: 'allow_private' } }, h('label', { class: 'check' }, priv, 'Allow loopback and private addresses'), h('div', { class: 'field-error', hidden: true }))];
+  const sync = () => {
+    const stdio = type.value === 'stdio';
+    stdioOnly.forEach((f) => { f.hidden = !stdio; });
+    httpOnly.forEach((f) => { f.hidden = stdio; });
+  };
+  type.addEventListener('change', sync);
+  const submit = h('button', { class: 'btn primary', type: 'submit' }, 'Add and connect');
+  const form = h('form', { class: 'card', id: 'add-server', novalidate: true, 'aria-labelledby': 'add-server-h' },
+    h('header', null, h('h2', { id: 'add-server-h' }, 'Add an MCP server'), h('span', { class: 'spacer' }), h('span', { class: 'hint' }, 'kept in the store; survives restarts')),
+    h('div', { class: 'form-grid' },
+      field('Name', name, { name: 'name', help: 'Tools become mcp_<name>_<tool>.' }),
+      field('Transport', type, { name: 'transport.type' }),
+      field('Timeout (s)', timeout, { name: 'timeout_secs' }),
+      ...stdioOnly, ...httpOnly,
+      field('Allowed tools', allowed, { name: 'allowed_tools', wide: true, help: 'Names or globs, comma separated. Empty allows all of them (logged as a warning).' })),
+    msg,
+    h('div', { class: 'actions' }, submit, h('button', { class: 'btn ghost', type: 'button', onclick: () => done(false) }, 'Cancel')));
+  sync();
+  const list = (s) => s.split(',').map((x) => x.trim()).filter(Boolean);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearFieldErrors(form);
+    replace(msg);
+    const cfg = { name: name.value.trim(), transport: { type: type.value } };
+    if (type.value === 'stdio') {
+      cfg.transport.command = command.value.trim();
+      const a = args.value.split('\n').map((x) => x.trim()).filter(Boolean);
+      if (a.length) cfg.transport.args = a;
+      if (dir.value.trim()) cfg.transport.dir = dir.value.trim();
+      if (list(env.value).length) cfg.env = list(env.value);
+    } else {
+      cfg.transport.url = url.value.trim();
+      if (priv.checked) cfg.allow_private = true;
+    }
+    if (allowed.value.trim()) cfg.allowed_tools = list(allowed.value);
+    if (timeout.value) cfg.timeout_secs = Number(timeout.value);
+    submit.disabled = true;
+    try {
+      await api.post('/api/mcp/servers', cfg);
+      ctx.toast(`${cfg.name} added; connecting…`, 'ok');
+      done(true);
+    } catch (err) {
+      if (!(err instanceof ApiError) || !showFieldErrors(form, err)) replace(msg, errorBox(err));
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+async function serverDetail(ctx, name) {
+  const box = h('section', { class: 'card', id: 'server-detail', 'aria-live': 'polite' });
+  let last = null;
+  const load = async () => {
+    let d;
+    try {
+      d = await api.get('/api/mcp/servers');
+    } catch (e) {
+      replace(box, errorBox(e));
+      return;
+    }
+    const s = (d.servers || []).find((x) => x.name === name);
+    const cfg = (d.configured || []).find((x) => x.name === name);
+    if (last && same(last, [s, cfg])) return;
+    last = [s, cfg];
+    if (!s) {
+      replace(box, empty(`No MCP server named ${name}`, h('a', { href: '#/tools' }, 'Back to tools and servers')));
+      return;
+    }
+    const t = cfg?.transport || {};
+    replace(box,
+      h('header', null, h('h2', null, s.name), stateBadge(s.state), h('span', { class: 'spacer' }), serverActions(ctx, s, cfg, () => { last = null; load(); })),
+      h('dl', { class: 'kv' },
+        h('dt', null, 'Transport'), h('dd', null, s.transport),
+        t.command ? [h('dt', null, 'Command'), h('dd', { class: 'mono' }, [t.command, ...(t.args || [])].join(' '))] : null,
+        t.url ? [h('dt', null, 'URL'), h('dd', { class: 'mono' }, t.url)] : null,
+        h('dt', null, 'Defined in'), h('dd', null, cfg?.source === 'api' ? 'the API (stored)' : 'config.toml'),
+        h('dt', null, 'Server'), h('dd', null, s.server_info ? `${s.server_info.title || s.server_info.name} ${s.server_info.version || ''}` : '—'),
+        h('dt', null, 'Protocol'), h('dd', null, s.protocol_version || '—'),
+        h('dt', null, 'Reconnects'), h('dd', { class: 'server-reconnects' }, String(s.reconnects)),
+        h('dt', null, 'Last error'), h('dd', { class: 'server-error' }, s.last_error || '—'),
+        h('dt', null, 'Allowed tools'), h('dd', null, cfg?.allowed_tools ? (cfg.allowed_tools.length ? cfg.allowed_tools.join(', ') : 'none') : 'all'),
+        s.collisions?.length ? [h('dt', null, 'Left out'), h('dd', null, `${s.collisions.join(', ')} (names taken)`)] : null),
+      s.authorize_url ? h('p', { class: 'note-box' }, 'Waiting for you to authorize agentd: ', h('a', { href: s.authorize_url, target: '_blank', rel: 'noopener noreferrer' }, 'open the authorization page')) : null,
+      h('h3', null, `Tools (${s.tools_count})`),
+      s.tools.length === 0 ? h('p', { class: 'faint' }, s.state === 'connected' ? 'This server offers no tool that allowed_tools lets through.' : 'Tools show once it is connected.')
+        : table(['Tool', 'Upstream name', 'Description'], s.tools.map((x) => [
+          h('a', { href: `#/tools/${encodeURIComponent(x.name)}` }, h('span', { class: 'mono' }, x.name)), h('span', { class: 'mono small' }, x.upstream), h('span', { class: 'small' }, x.description)])));
+  };
+  ctx.every(2000, load);
+  return box;
+}
+
+// ---- tools ----
+
+function schemaView(schema) {
+  let s = schema;
+  if (typeof s === 'string') { try { s = JSON.parse(s); } catch { s = {}; } }
+  const props = Object.entries(s?.properties || {});
+  const req = new Set(s?.required || []);
+  return h('div', { class: 'schema' },
+    props.length === 0 ? h('p', { class: 'faint' }, 'No arguments.')
+      : table(['Argument', 'Type', 'Description'], props.map(([k, v]) => [
+        [k, req.has(k) ? h('span', { class: 'badge warn', title: 'required' }, 'required') : null],
+        h('span', { class: 'mono small' }, Array.isArray(v.type) ? v.type.join(' | ') : (v.type || (v.enum ? 'enum' : 'any'))),
+        h('span', { class: 'small' }, v.description || '', v.enum ? ` (one of ${v.enum.join(', ')})` : ''),
+      ])),
+    h('details', null, h('summary', null, 'JSON Schema'), h('pre', null, pretty(s))));
+}
+
+function skeleton(schema) {
+  let s = schema;
+  if (typeof s === 'string') { try { s = JSON.parse(s); } catch { s = {}; } }
+  const out = {};
+  for (const k of s?.required || []) {
+    const p = s.properties?.[k] || {};
+    out[k] = p.default ?? ({ string: '', number: 0, integer: 0, boolean: false, array: [], object: {} }[p.type] ?? null);
+  }
+  return JSON.stringify(out, null, 2);
+}
+
+function toolDetail(ctx, sp) {
+  const args = h('textarea', { class: 'code', rows: '6', name: 'args', id: 'tool-args', spellcheck: 'false' }, skeleton(sp.input_schema));
+  args.value = skeleton(sp.input_schema);
+  const out = h('div', { id: 'tool-call-result', 'aria-live': 'polite' });
+  const run = h('button', { class: 'btn primary', type: 'submit', id: 'tool-call' }, 'Call');
+  const mayCall = ctx.session.tools.some((g) => g === '*' || g === sp.name || (g.endsWith('*') && sp.name.startsWith(g.slice(0, -1))));
+  const form = h('form', { novalidate: true },
+    field('Arguments (JSON)', args, { name: 'args', help: 'Runs through the full pipeline as you: policy, timeout, truncation, untrusted-data marking and the audit log.' }),
+    h('div', { class: 'actions' }, run), out);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearFieldErrors(form);
+    let body;
+    try {
+      body = JSON.parse(args.value || '{}');
+    } catch (err) {
+      showFieldErrors(form, { field: 'args', message: `not JSON: ${err.message}` });
+      return;
+    }
+    run.disabled = true;
+    replace(out, h('p', { class: 'run-status' }, 'Calling…'));
+    try {
+      const r = await api.post(`/api/tools/${encodeURIComponent(sp.name)}/call`, body);
+      const u = unwrap(r.content);
+      replace(out,
+        h('div', { class: 'row' }, r.is_error ? badge('error', 'err') : badge('ok', 'ok'), r.untrusted ? badge(`untrusted · ${u?.source || sp.origin}`, 'untrusted') : null, h('span', { class: 'small faint' }, `${r.duration_ms} ms`)),
+        h('div', { class: ['tool-result', r.untrusted && 'untrusted', r.is_error && 'is-error'] }, h('pre', { class: 'tool-output' }, u ? u.text : r.content)),
+        r.structured ? h('details', null, h('summary', null, 'Structured content'), h('pre', null, pretty(r.structured))) : null,
+        (r.images || []).map((img) => h('img', { src: dataURL(img), alt: img.mime_type })));
+    } catch (err) {
+      replace(out, errorBox(err));
+    } finally {
+      run.disabled = false;
+    }
+  });
+  return h('section', { class: 'card', id: 'tool-detail' },
+    h('header', null, h('h2', { class: 'mono' }, sp.name), originBadge(sp), sp.untrusted || sp.origin === 'mcp' || sp.origin === 'a2a' ? badge('untrusted results', 'untrusted') : null, sp.read_only ? badge('read-only') : null),
+    h('p', null, sp.description || h('span', { class: 'faint' }, 'No description.')),
+    sp.server && sp.origin === 'mcp' ? h('p', { class: 'small' }, 'From the MCP server ', h('a', { href: `#/tools/server/${encodeURIComponent(sp.server)}` }, sp.server), '.') : null,
+    h('h3', null, 'Arguments'), schemaView(sp.input_schema),
+    h('h3', null, 'Call it by hand'),
+    mayCall ? form : h('p', { class: 'faint' }, 'Your principal may not call this tool directly (its tools list).'));
+}
+
+export default async function tools(ctx) {
+  const [first, second] = ctx.params;
+  const serversBox = h('div', { id: 'servers' });
+  const addBtn = h('button', { class: 'btn', type: 'button', id: 'add-server-open' }, icon('plus', 16), 'Add server');
+  const addSlot = h('div');
+  const search = h('input', { type: 'search', id: 'tool-search', placeholder: 'Filter tools…', 'aria-label': 'Filter tools', value: ctx.query.get('q') || '' });
+  const origin = h('select', { id: 'tool-origin', 'aria-label': 'Origin' }, h('option', { value: '' }, 'Every origin'), ['builtin', 'mcp', 'a2a'].map((o) => h('option', { value: o }, o)));
+  const toolsBox = h('div', { id: 'tool-list' });
+  const side = h('div', { class: 'stack' });
+  replace(ctx.main,
+    h('div', { class: 'page-head' }, h('h1', null, 'Tools & servers'), h('span', { class: 'spacer' }), ctx.session.admin ? addBtn : null),
+    addSlot,
+    h('section', { class: 'card', 'aria-labelledby': 'servers-h' }, h('header', null, h('h2', { id: 'servers-h' }, 'MCP servers'), h('span', { class: 'spacer' }), h('span', { class: 'hint' }, 'live')), serversBox),
+    h('div', { class: 'tools-grid', id: 'tools-grid' },
+      h('section', { class: 'card', 'aria-labelledby': 'tools-h' },
+        h('header', null, h('h2', { id: 'tools-h' }, 'Tools'), h('span', { class: 'spacer' }), search, origin),
+        toolsBox),
+      side));
+
+  let lastServers = null;
+  const loadServers = async () => {
+    try {
+      const d = await api.get('/api/mcp/servers');
+      if (lastServers && same(lastServers, d)) return;
+      lastServers = d;
+      replace(serversBox, serversTable(ctx, d, () => { lastServers = null; loadServers(); }));
+    } catch (e) {
+      replace(serversBox, errorBox(e));
+    }
+  };
+  addBtn.addEventListener('click', () => {
+    if (addSlot.firstChild) { replace(addSlot); return; }
+    replace(addSlot, addServerForm(ctx, (added) => { replace(addSlot); if (added) { lastServers = null; loadServers(); } }));
+    addSlot.querySelector('input')?.focus();
+  });
+
+  let specs = [];
+  const drawTools = () => {
+    const q = search.value.trim().toLowerCase();
+    const list = specs.filter((sp) => (!origin.value || sp.origin === origin.value) && (!q || sp.name.toLowerCase().includes(q) || (sp.description || '').toLowerCase().includes(q)));
+    replace(toolsBox, list.length === 0
+      ? empty(specs.length ? 'No tool matches' : 'No tools you may call', specs.length ? 'Clear the filter.' : 'Your principal\'s tools list allows none.')
+      : table(['Tool', 'Origin'], list.map((sp) => ({
+        class: sp.name === first ? 'selected' : '',
+        onclick: () => ctx.go(`#/tools/${encodeURIComponent(sp.name)}`),
+        cells: [[h('a', { href: `#/tools/${encodeURIComponent(sp.name)}`, class: 'mono' }, sp.name),
+          h('div', { class: 'small muted clamp' }, sp.description || '')], originBadge(sp)],
+      })), { label: 'Tools' }));
+  };
+  search.addEventListener('input', debounce(drawTools, 150));
+  origin.addEventListener('change', drawTools);
+  const loadTools = async () => {
+    try {
+      const d = await api.get('/api/tools');
+      const next = (d.tools || []).sort((a, b) => a.name.localeCompare(b.name));
+      if (same(next, specs)) return;
+      specs = next;
+      drawTools();
+      if (first && first !== 'server' && !side.firstChild) {
+        const sp = specs.find((x) => x.name === first);
+        replace(side, sp ? toolDetail(ctx, sp) : empty(`No tool named ${first}`, 'It may belong to a server that is not connected.'));
+      }
+    } catch (e) {
+      replace(toolsBox, errorBox(e));
+    }
+  };
+
+  if (first === 'server' && second) {
+    replace(side, await serverDetail(ctx, second));
+  } else if (!first) {
+    replace(side, empty('Pick a tool', 'Its schema shows here, and you can call it by hand.'));
+  }
+  ctx.every(2000, loadServers);
+  ctx.every(10000, loadTools);
+}
