@@ -20,7 +20,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
@@ -41,7 +43,7 @@ name = "alpha"
 description = "Alpha, for replica tests."
 provider = "fake"
 model = "test-model"
-tools = []
+tools = ["web_fetch", "file_write"]
 
 [agents.expose]
 a2a = true
@@ -49,6 +51,10 @@ mcp = true
 
 [a2a]
 enabled = true
+push_allow_private = true
+
+[tools.web_fetch]
+allow_private = true
 
 [store]
 backend = "postgres"
@@ -211,8 +217,9 @@ func TestReplicaKill9FailsItsWork(t *testing.T) {
 
 	ctx := context.Background()
 	clA := a2aClientFor(t, urlA)
+	push := newHook(t)
 	req := userMessage("slow task")
-	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: &a2a.PushConfig{URL: push.srv.URL}}
 	res, err := clA.SendMessage(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -258,6 +265,13 @@ func TestReplicaKill9FailsItsWork(t *testing.T) {
 	}
 	if took > 10*time.Second {
 		t.Errorf("took %v to notice, want about lease + 2 heartbeats", took)
+	}
+	// The task's webhook hears of the failure once, from B: A cannot.
+	failed := "task:" + string(a2a.TaskStateFailed)
+	waitFor(t, 10*time.Second, "the webhook hears of the failure", func() bool { return push.count(failed) > 0 })
+	time.Sleep(500 * time.Millisecond) // a duplicate would come now
+	if n := push.count(failed); n != 1 {
+		t.Errorf("the webhook heard of the failure %d times: %v", n, push.got)
 	}
 
 	// The turn A was running is recorded as interrupted, and released.
@@ -459,4 +473,194 @@ func TestReplicaOneTurnAtATime(t *testing.T) {
 	if code != http.StatusOK || out["text"] != "done: after" {
 		t.Errorf("turn through B after A's ended: %d %v", code, out)
 	}
+}
+
+// hook is a push-notification receiver that records what it gets.
+type hook struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	got  []string // the task state of each notification, or its kind
+	wake chan struct{}
+}
+
+func newHook(t *testing.T) *hook {
+	h := &hook{wake: make(chan struct{}, 1)}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var sr a2a.StreamResponse
+		what := "unreadable"
+		if json.Unmarshal(b, &sr) == nil {
+			switch ev := sr.Event.(type) {
+			case *a2a.Task:
+				what = "task:" + string(ev.Status.State)
+			case *a2a.TaskStatusUpdateEvent:
+				what = "status:" + string(ev.Status.State)
+			case *a2a.TaskArtifactUpdateEvent:
+				what = "artifact"
+			}
+		}
+		h.mu.Lock()
+		h.got = append(h.got, what)
+		h.mu.Unlock()
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// count returns how many notifications said what.
+func (h *hook) count(what string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, g := range h.got {
+		if g == what {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReplicaA2AAcrossReplicas: a task started on replica A is fetched,
+// listed, subscribed to (live events, not only the end), answered when
+// it asks for input, and cancelled through replica B; the cancel stops
+// A's run (its session is free at once), and push notifications, even
+// for a webhook registered through B, are sent once, by A.
+func TestReplicaA2AAcrossReplicas(t *testing.T) {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "untrusted page text")
+	}))
+	defer page.Close()
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		last := r.Messages[len(r.Messages)-1]
+		switch {
+		case last.Role == "tool" && last.ToolResults[0].Name == "web_fetch":
+			// Untrusted data in context: file_write needs approval.
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{"path":"out.txt","content":"x"}`)}}
+		case last.Role == "tool":
+			return llmtest.Reply{Text: "after approval: " + last.ToolResults[0].Content}
+		case r.LastUserText() == "write something":
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("web_fetch", fmt.Sprintf(`{"url":%q}`, page.URL))}}
+		case strings.HasPrefix(r.LastUserText(), "slow"):
+			return llmtest.Reply{Text: strings.Repeat("s", 600), Chunks: 600, Delay: 50 * time.Millisecond}
+		}
+		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
+	})
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+	clA, clB := a2aClientFor(t, a.URL), a2aClientFor(t, b.URL)
+	ctx := t.Context()
+	push := newHook(t)
+
+	req := userMessage("slow story")
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: &a2a.PushConfig{URL: push.srv.URL}}
+	res, err := clA.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+
+	t.Run("get and list through B", func(t *testing.T) {
+		got, err := clB.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil || got.Status.State != a2a.TaskStateWorking {
+			t.Fatalf("get through B: %v %v", got, err)
+		}
+		list, err := clB.ListTasks(ctx, &a2a.ListTasksRequest{})
+		if err != nil || list.TotalSize != 1 || list.Tasks[0].ID != task.ID {
+			t.Fatalf("list through B: %+v %v", list, err)
+		}
+	})
+
+	t.Run("subscribe through B gets live events", func(t *testing.T) {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var first a2a.Event
+		artifacts := 0
+		for ev, err := range clB.SubscribeToTask(sctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+			if err != nil {
+				t.Fatalf("subscribe through B: %v", err)
+			}
+			if first == nil {
+				first = ev
+			}
+			if _, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+				artifacts++
+			}
+			if artifacts == 3 {
+				break // live text is flowing; the task goes on
+			}
+		}
+		if _, ok := first.(*a2a.Task); !ok {
+			t.Errorf("first event %T, want the task", first)
+		}
+		if artifacts < 3 {
+			t.Errorf("%d artifact updates, want live text", artifacts)
+		}
+	})
+
+	// A webhook registered through B for A's task.
+	late := newHook(t)
+	if _, err := clB.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, ID: "late", URL: late.srv.URL}); err != nil {
+		t.Fatalf("push config through B: %v", err)
+	}
+
+	t.Run("cancel through B stops A's run", func(t *testing.T) {
+		start := time.Now()
+		got, err := clB.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatalf("cancel through B: %v", err)
+		}
+		if got.Status.State != a2a.TaskStateCanceled {
+			t.Fatalf("cancel through B: %s", got.Status.State)
+		}
+		t.Logf("cancel through B took %v", time.Since(start).Round(time.Millisecond))
+		// A's run has stopped: the session takes the next turn at once.
+		next := userMessage("next")
+		next.Message.ContextID = task.ContextID
+		res, err := clB.SendMessage(ctx, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done := res.(*a2a.Task); done.Status.State != a2a.TaskStateCompleted {
+			t.Errorf("next turn after the cancel: %s %v", done.Status.State, done.Status.Message)
+		}
+		if got, _ := clA.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); got.Status.State != a2a.TaskStateCanceled {
+			t.Errorf("A sees its task %s", got.Status.State)
+		}
+	})
+
+	t.Run("push notifications once, by A", func(t *testing.T) {
+		for _, h := range []*hook{push, late} {
+			waitFor(t, 10*time.Second, "the canceled notification", func() bool { return h.count("status:"+string(a2a.TaskStateCanceled)) > 0 })
+		}
+		time.Sleep(500 * time.Millisecond) // a duplicate would come now
+		for name, h := range map[string]*hook{"send's webhook": push, "webhook set through B": late} {
+			if n := h.count("status:" + string(a2a.TaskStateCanceled)); n != 1 {
+				t.Errorf("%s got the cancel %d times: %v", name, n, h.got)
+			}
+		}
+	})
+
+	t.Run("input required, answered through B", func(t *testing.T) {
+		res, err := clA.SendMessage(ctx, userMessage("write something"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asking := res.(*a2a.Task)
+		if asking.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("state %s, want input-required", asking.Status.State)
+		}
+		res, err = clB.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, asking, a2a.NewTextPart("no"))})
+		if err != nil {
+			t.Fatalf("answer through B: %v", err)
+		}
+		done := res.(*a2a.Task)
+		if done.ID != asking.ID || done.Status.State != a2a.TaskStateCompleted || !strings.Contains(a2aedge.ResultText(done), "rejected") {
+			t.Fatalf("answered task: %s %s %q", done.ID, done.Status.State, a2aedge.ResultText(done))
+		}
+	})
 }
