@@ -88,6 +88,7 @@ var fuzzRequirements = []fuzzRequirement{
 	{"MCP upstream schema normalisation", "internal/mcpclient", []string{"internal/mcpclient FuzzNormalizeSchema"}},
 	{"MCP server Origin policy", "internal/mcpserver", []string{"internal/mcpserver FuzzOriginPolicy"}},
 	{"MCP server SSE parsing", "internal/mcpserver", []string{"internal/mcpserver FuzzSSE"}},
+	{"sealed MCP session ids (replicas)", "internal/mcpserver", []string{"internal/mcpserver FuzzOpenSessionID"}},
 	{"auth middleware and public-path matching (whole daemon)", "reliability", []string{"reliability FuzzAuth"}},
 	{"LLM stream accumulation and tool arguments (OpenAI)", "internal/llm/openai", []string{"internal/llm/openai FuzzAccumulatorFragments"}},
 	{"LLM stream accumulation and tool arguments (Anthropic)", "internal/llm/anthropic", []string{"internal/llm/anthropic FuzzAccumulatorEvents"}},

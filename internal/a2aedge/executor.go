@@ -453,8 +453,17 @@ type fastHandler struct {
 	s *Server
 }
 
-// SendMessage implements a2asrv.RequestHandler.
+// SendMessage implements a2asrv.RequestHandler. A message on a task
+// another replica runs (the answer an input-required task waits for) is
+// relayed to that replica.
 func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	if req != nil && req.Message != nil && req.Message.TaskID != "" {
+		if owner, agent, ok := h.s.remoteOwner(ctx, req.Message.TaskID); ok {
+			if res, handled, err := h.s.sendRemote(ctx, req, owner, agent); handled {
+				return res, err
+			}
+		}
+	}
 	name := agentFrom(ctx)
 	if name == "" || h.s.fastWindow <= 0 || req == nil || req.Message == nil {
 		return h.RequestHandler.SendMessage(ctx, req)
@@ -501,6 +510,13 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 // race against the task's own end gets the protocol's "not cancelable"
 // error rather than an internal one.
 func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if req != nil {
+		if _, _, ok := h.s.remoteOwner(ctx, req.ID); ok {
+			if t, handled, err := h.s.cancelRemote(ctx, req); handled {
+				return t, err
+			}
+		}
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for attempt := 1; ; attempt++ {
 		t, err := h.RequestHandler.CancelTask(ctx, req)
@@ -530,6 +546,86 @@ func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest)
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// SendStreamingMessage implements a2asrv.RequestHandler: a message on a
+// task another replica runs is relayed there, and its events back.
+func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	if req != nil && req.Message != nil && req.Message.TaskID != "" {
+		if owner, agent, ok := h.s.remoteOwner(ctx, req.Message.TaskID); ok {
+			body, err := json.Marshal(req)
+			if err == nil {
+				return func(yield func(a2a.Event, error) bool) {
+					c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body}
+					if h.s.relayEvents(ctx, c, yield) {
+						return
+					}
+					for ev, err := range h.RequestHandler.SendStreamingMessage(ctx, req) {
+						if !yield(ev, err) {
+							return
+						}
+					}
+				}
+			}
+		}
+	}
+	return h.RequestHandler.SendStreamingMessage(ctx, req)
+}
+
+// SubscribeToTask implements a2asrv.RequestHandler: the live events of a
+// task another replica runs come from that replica.
+func (h fastHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	if req != nil {
+		if owner, agent, ok := h.s.remoteOwner(ctx, req.ID); ok {
+			return func(yield func(a2a.Event, error) bool) {
+				c := relayCall{Owner: owner, Kind: callSubscribe, Task: string(req.ID), Agent: agent}
+				if h.s.relayEvents(ctx, c, yield) {
+					return
+				}
+				for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
+					if !yield(ev, err) {
+						return
+					}
+				}
+			}
+		}
+	}
+	return h.RequestHandler.SubscribeToTask(ctx, req)
+}
+
+// sendRemote relays a non-streaming message on a task another replica
+// runs and returns that replica's answer. handled is false if the
+// replica no longer ran the task: the caller answers as if alone.
+func (s *Server) sendRemote(ctx context.Context, req *a2a.SendMessageRequest, owner, agent string) (a2a.SendMessageResult, bool, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, true, err
+	}
+	var res a2a.SendMessageResult
+	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body}
+	for rep := range s.relay(ctx, c) {
+		switch {
+		case rep.NotRunning:
+			return nil, false, nil
+		case rep.Event != nil:
+			ev, err := decodeEvent(rep.Event)
+			if err != nil {
+				return nil, true, err
+			}
+			if r, ok := ev.(a2a.SendMessageResult); ok {
+				res = r
+			}
+		case rep.Error != "":
+			return nil, true, replyError(rep)
+		}
+	}
+	if res == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, true, err
+		}
+		return nil, true, fmt.Errorf("the replica running task %s gave no answer", req.Message.TaskID)
+	}
+	return res, true, nil
 }
 
 func historyLength(req *a2a.SendMessageRequest) *int {

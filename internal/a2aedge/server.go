@@ -82,8 +82,12 @@ type Options struct {
 	Client *Client
 	// MCP lists the upstream MCP servers that agents of kind
 	// manifest.KindMCPProxy reach; nil means none.
-	MCP    MCPServers
-	Logger *slog.Logger
+	MCP MCPServers
+	// Cluster links the server to the other replicas sharing its store,
+	// so that a task started on one can be subscribed to, answered and
+	// cancelled through any; nil when the daemon is alone.
+	Cluster Cluster
+	Logger  *slog.Logger
 	// Meter counts open streams (agentd.a2a.streams.active); nil counts
 	// nothing. Task states are counted by the TaskStore.
 	Meter metric.MeterProvider
@@ -111,6 +115,12 @@ type Server struct {
 	mu      sync.Mutex
 	runs    map[a2a.TaskID]*run
 	streams *streamMetrics // nil when metrics are off
+
+	// cluster is the server's side of Options.Cluster; nil when alone.
+	cluster *replicas
+	// cancelWait bounds how long a cancel through this replica waits for
+	// the replica running the task to stop it.
+	cancelWait time.Duration
 }
 
 // New returns a server. Runs it starts are cancelled by Close.
@@ -121,7 +131,7 @@ func New(opts Options) *Server {
 	log := orDiscard(opts.Logger)
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log, baseCtx: ctx, stop: stop,
-		runs: map[a2a.TaskID]*run{}, fastWindow: time.Second, streams: newStreamMetrics(opts.Meter)}
+		runs: map[a2a.TaskID]*run{}, fastWindow: time.Second, streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
@@ -138,6 +148,9 @@ func New(opts Options) *Server {
 	s.rpc03 = a2av0.NewJSONRPCHandler(s.handler, keep)
 	s.rest = a2asrv.NewRESTHandler(s.handler, keep)
 	s.rest03 = a2av0.NewRESTHandler(s.handler, keep)
+	if opts.Cluster != nil {
+		s.joinCluster()
+	}
 	return s
 }
 
@@ -147,6 +160,7 @@ func (s *Server) capabilities() *a2a.AgentCapabilities {
 
 // Close cancels every run and waits for them to end.
 func (s *Server) Close() error {
+	s.leaveCluster()
 	s.stop()
 	s.wg.Wait()
 	return nil

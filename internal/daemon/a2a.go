@@ -100,6 +100,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Push:         edge.pusher,
 		Client:       edge.client,
 		MCP:          d.MCP,
+		Cluster:      d.a2aCluster(),
 		Logger:       log,
 		Meter:        d.Telemetry.MeterProvider(),
 	})
@@ -110,4 +111,13 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Logger: log.With("role", "mcp-bridge")})
 	edge.client.Start()
 	return edge, nil
+}
+
+// a2aCluster is what links the A2A edge to the other replicas: the
+// cluster, or nil when this daemon is alone.
+func (d *Daemon) a2aCluster() a2aedge.Cluster {
+	if d.Cluster == nil {
+		return nil
+	}
+	return d.Cluster
 }

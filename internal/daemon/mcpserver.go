@@ -46,6 +46,13 @@ func (d *Daemon) newMCPServer(ctx context.Context) (*mcpserver.Server, error) {
 		Meter:           d.Telemetry.MeterProvider(),
 		Tracer:          d.Telemetry.TracerProvider(),
 	}
+	if d.Cluster != nil {
+		r, err := d.mcpReplicas(ctx)
+		if err != nil {
+			return nil, err
+		}
+		opts.Replicas = r
+	}
 	// Gateways forward resources and prompts when the client manager can
 	// hand out its upstream sessions.
 	if u, ok := any(d.MCP).(mcpserver.Upstreams); ok {
@@ -68,4 +75,26 @@ func (d *Daemon) ServeMCPStdio(ctx context.Context, in io.Reader, out io.Writer)
 	}
 	defer srv.Close()
 	return srv.ServeStdio(ctx, in, out)
+}
+
+// mcpReplicas lets every replica serve the MCP sessions any of them
+// initialized: the session ids are sealed with the keys of [cluster]
+// session_key_env, or else with the key kept in the database.
+func (d *Daemon) mcpReplicas(ctx context.Context) (*mcpserver.Replicas, error) {
+	secrets, err := d.cfg.SessionKeys()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([][]byte, 0, len(secrets))
+	for _, s := range secrets {
+		keys = append(keys, []byte(s.Reveal()))
+	}
+	if len(keys) == 0 {
+		key, err := d.Cluster.SessionKey(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return &mcpserver.Replicas{Keys: keys, Cluster: d.Cluster}, nil
 }

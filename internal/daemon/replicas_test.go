@@ -20,7 +20,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
@@ -41,7 +43,7 @@ name = "alpha"
 description = "Alpha, for replica tests."
 provider = "fake"
 model = "test-model"
-tools = []
+tools = ["web_fetch", "file_write"]
 
 [agents.expose]
 a2a = true
@@ -49,6 +51,10 @@ mcp = true
 
 [a2a]
 enabled = true
+push_allow_private = true
+
+[tools.web_fetch]
+allow_private = true
 
 [store]
 backend = "postgres"
@@ -67,8 +73,9 @@ burst = 100000
 // inprocReplica is a replica built by New in this process and served on
 // loopback.
 type inprocReplica struct {
-	D   *Daemon
-	URL string
+	D     *Daemon
+	URL   string
+	close func() // stops serving and closes the daemon; safe to call twice
 }
 
 // startInproc starts an in-process replica on the database in env.
@@ -88,12 +95,16 @@ func startInproc(t *testing.T, modelURL string, env map[string]string) *inprocRe
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(d.Handler())
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		d.Close()
-	})
-	return &inprocReplica{D: d, URL: srv.URL}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			srv.CloseClientConnections()
+			srv.Close()
+			d.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &inprocReplica{D: d, URL: srv.URL, close: stop}
 }
 
 // buildAgentd builds the binary into a temporary directory.
@@ -211,8 +222,9 @@ func TestReplicaKill9FailsItsWork(t *testing.T) {
 
 	ctx := context.Background()
 	clA := a2aClientFor(t, urlA)
+	push := newHook(t)
 	req := userMessage("slow task")
-	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: &a2a.PushConfig{URL: push.srv.URL}}
 	res, err := clA.SendMessage(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +271,13 @@ func TestReplicaKill9FailsItsWork(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("took %v to notice, want about lease + 2 heartbeats", took)
 	}
+	// The task's webhook hears of the failure once, from B: A cannot.
+	failed := "task:" + string(a2a.TaskStateFailed)
+	waitFor(t, 10*time.Second, "the webhook hears of the failure", func() bool { return push.count(failed) > 0 })
+	time.Sleep(500 * time.Millisecond) // a duplicate would come now
+	if n := push.count(failed); n != 1 {
+		t.Errorf("the webhook heard of the failure %d times: %v", n, push.got)
+	}
 
 	// The turn A was running is recorded as interrupted, and released.
 	code, sess := apiGet(t, b.URL, "/api/sessions/"+task.ContextID)
@@ -297,8 +316,10 @@ func apiDo(t *testing.T, base, method, path, body string) (int, map[string]any) 
 	return resp.StatusCode, out
 }
 
-// mcpClientTo connects an MCP client (2025-11-25, a session) to base's
-// /mcp; listChanged receives one value per tools/list_changed.
+// mcpClientTo connects an MCP client to base's /mcp, with the SDK's
+// default protocol (2026-07-28: no session, list_changed on a
+// subscriptions/listen stream); listChanged receives one value per
+// tools/list_changed.
 func mcpClientTo(t *testing.T, base string, listChanged chan<- struct{}) *mcp.ClientSession {
 	t.Helper()
 	cl := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, &mcp.ClientOptions{
@@ -459,4 +480,420 @@ func TestReplicaOneTurnAtATime(t *testing.T) {
 	if code != http.StatusOK || out["text"] != "done: after" {
 		t.Errorf("turn through B after A's ended: %d %v", code, out)
 	}
+}
+
+// hook is a push-notification receiver that records what it gets.
+type hook struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	got  []string // the task state of each notification, or its kind
+	wake chan struct{}
+}
+
+func newHook(t *testing.T) *hook {
+	h := &hook{wake: make(chan struct{}, 1)}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var sr a2a.StreamResponse
+		what := "unreadable"
+		if json.Unmarshal(b, &sr) == nil {
+			switch ev := sr.Event.(type) {
+			case *a2a.Task:
+				what = "task:" + string(ev.Status.State)
+			case *a2a.TaskStatusUpdateEvent:
+				what = "status:" + string(ev.Status.State)
+			case *a2a.TaskArtifactUpdateEvent:
+				what = "artifact"
+			}
+		}
+		h.mu.Lock()
+		h.got = append(h.got, what)
+		h.mu.Unlock()
+		select {
+		case h.wake <- struct{}{}:
+		default:
+		}
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// count returns how many notifications said what.
+func (h *hook) count(what string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, g := range h.got {
+		if g == what {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReplicaA2AAcrossReplicas: a task started on replica A is fetched,
+// listed, subscribed to (live events, not only the end), answered when
+// it asks for input, and cancelled through replica B; the cancel stops
+// A's run (its session is free at once), and push notifications, even
+// for a webhook registered through B, are sent once, by A.
+func TestReplicaA2AAcrossReplicas(t *testing.T) {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "untrusted page text")
+	}))
+	defer page.Close()
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		last := r.Messages[len(r.Messages)-1]
+		switch {
+		case last.Role == "tool" && last.ToolResults[0].Name == "web_fetch":
+			// Untrusted data in context: file_write needs approval.
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{"path":"out.txt","content":"x"}`)}}
+		case last.Role == "tool":
+			return llmtest.Reply{Text: "after approval: " + last.ToolResults[0].Content}
+		case r.LastUserText() == "write something":
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("web_fetch", fmt.Sprintf(`{"url":%q}`, page.URL))}}
+		case strings.HasPrefix(r.LastUserText(), "slow"):
+			return llmtest.Reply{Text: strings.Repeat("s", 600), Chunks: 600, Delay: 50 * time.Millisecond}
+		}
+		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
+	})
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+	clA, clB := a2aClientFor(t, a.URL), a2aClientFor(t, b.URL)
+	ctx := t.Context()
+	push := newHook(t)
+
+	req := userMessage("slow story")
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: &a2a.PushConfig{URL: push.srv.URL}}
+	res, err := clA.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+
+	t.Run("get and list through B", func(t *testing.T) {
+		got, err := clB.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil || got.Status.State != a2a.TaskStateWorking {
+			t.Fatalf("get through B: %v %v", got, err)
+		}
+		list, err := clB.ListTasks(ctx, &a2a.ListTasksRequest{})
+		if err != nil || list.TotalSize != 1 || list.Tasks[0].ID != task.ID {
+			t.Fatalf("list through B: %+v %v", list, err)
+		}
+	})
+
+	t.Run("subscribe through B gets live events", func(t *testing.T) {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var first a2a.Event
+		artifacts := 0
+		for ev, err := range clB.SubscribeToTask(sctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+			if err != nil {
+				t.Fatalf("subscribe through B: %v", err)
+			}
+			if first == nil {
+				first = ev
+			}
+			if _, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+				artifacts++
+			}
+			if artifacts == 3 {
+				break // live text is flowing; the task goes on
+			}
+		}
+		if _, ok := first.(*a2a.Task); !ok {
+			t.Errorf("first event %T, want the task", first)
+		}
+		if artifacts < 3 {
+			t.Errorf("%d artifact updates, want live text", artifacts)
+		}
+	})
+
+	// A webhook registered through B for A's task.
+	late := newHook(t)
+	if _, err := clB.CreateTaskPushConfig(ctx, &a2a.PushConfig{TaskID: task.ID, ID: "late", URL: late.srv.URL}); err != nil {
+		t.Fatalf("push config through B: %v", err)
+	}
+
+	t.Run("cancel through B stops A's run", func(t *testing.T) {
+		start := time.Now()
+		got, err := clB.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatalf("cancel through B: %v", err)
+		}
+		if got.Status.State != a2a.TaskStateCanceled {
+			t.Fatalf("cancel through B: %s", got.Status.State)
+		}
+		t.Logf("cancel through B took %v", time.Since(start).Round(time.Millisecond))
+		// A's run has stopped: the session takes the next turn at once.
+		next := userMessage("next")
+		next.Message.ContextID = task.ContextID
+		res, err := clB.SendMessage(ctx, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done := res.(*a2a.Task); done.Status.State != a2a.TaskStateCompleted {
+			t.Errorf("next turn after the cancel: %s %v", done.Status.State, done.Status.Message)
+		}
+		if got, _ := clA.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); got.Status.State != a2a.TaskStateCanceled {
+			t.Errorf("A sees its task %s", got.Status.State)
+		}
+	})
+
+	t.Run("push notifications once, by A", func(t *testing.T) {
+		for _, h := range []*hook{push, late} {
+			waitFor(t, 10*time.Second, "the canceled notification", func() bool { return h.count("status:"+string(a2a.TaskStateCanceled)) > 0 })
+		}
+		time.Sleep(500 * time.Millisecond) // a duplicate would come now
+		for name, h := range map[string]*hook{"send's webhook": push, "webhook set through B": late} {
+			if n := h.count("status:" + string(a2a.TaskStateCanceled)); n != 1 {
+				t.Errorf("%s got the cancel %d times: %v", name, n, h.got)
+			}
+		}
+	})
+
+	t.Run("input required, answered through B", func(t *testing.T) {
+		res, err := clA.SendMessage(ctx, userMessage("write something"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asking := res.(*a2a.Task)
+		if asking.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("state %s, want input-required", asking.Status.State)
+		}
+		res, err = clB.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, asking, a2a.NewTextPart("no"))})
+		if err != nil {
+			t.Fatalf("answer through B: %v", err)
+		}
+		done := res.(*a2a.Task)
+		if done.ID != asking.ID || done.Status.State != a2a.TaskStateCompleted || !strings.Contains(a2aedge.ResultText(done), "rejected") {
+			t.Fatalf("answered task: %s %s %q", done.ID, done.Status.State, a2aedge.ResultText(done))
+		}
+	})
+}
+
+// routeTransport sends each request to one of several replicas, as a
+// load balancer without stickiness would: pick chooses by the request's
+// JSON-RPC method ("" for GET and DELETE) and its number (from 0).
+type routeTransport struct {
+	targets []string // base URLs
+	pick    func(method string, n int) int
+	mu      sync.Mutex
+	n       int
+	seen    []string // "method→target index", in order
+}
+
+func (rt *routeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	var method string
+	if r.Body != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Body.Close()
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		method = m.Method
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+	}
+	rt.mu.Lock()
+	i := rt.pick(method, rt.n) % len(rt.targets)
+	rt.n++
+	rt.seen = append(rt.seen, fmt.Sprintf("%s→%d", method, i))
+	rt.mu.Unlock()
+	r = r.Clone(r.Context())
+	target := strings.TrimPrefix(rt.targets[i], "http://")
+	r.URL.Host, r.Host = target, target
+	r.Header.Set("Authorization", "Bearer "+a2aTestKey)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestReplicaMCPSessions: a 2025-11-25 session initialized on replica A
+// keeps working when its requests reach replica B, alternately, and
+// after A is gone: tools list, an agent call, list_changed for an agent
+// created through either replica, a cancellation that reaches the other
+// replica than the call's, and the end of the session (DELETE), after
+// which no replica serves it.
+func TestReplicaMCPSessions(t *testing.T) {
+	inModel := make(chan struct{}, 1)
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		if r.LastUserText() == "slow" {
+			select {
+			case inModel <- struct{}{}:
+			default:
+			}
+			return llmtest.Reply{Text: strings.Repeat("s", 600), Chunks: 600, Delay: 50 * time.Millisecond}
+		}
+		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
+	})
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	a := startInproc(t, model.URL, env)
+	b := startInproc(t, model.URL, env)
+
+	rt := &routeTransport{targets: []string{a.URL, b.URL}, pick: func(method string, n int) int {
+		switch method {
+		case "initialize", "tools/call":
+			return 0 // A
+		case "notifications/cancelled":
+			return 1 // B: not where the call runs
+		}
+		return n // everything else alternates
+	}}
+	changed := make(chan struct{}, 8)
+	cl := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: "http://replicas/mcp", HTTPClient: &http.Client{Transport: rt}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	sid := cs.ID()
+	if !strings.HasPrefix(sid, "v1.") {
+		t.Errorf("session id %q is not sealed", sid)
+	}
+
+	for range 4 {
+		if names := toolNames(t, cs); !slices.Contains(names, "agentd_agent_alpha") {
+			t.Fatalf("tools: %v", names)
+		}
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "agentd_agent_alpha", Arguments: map[string]any{"message": "hello"}})
+	if err != nil || res.IsError || !strings.Contains(fmt.Sprint(res.Content[0].(*mcp.TextContent).Text), "answer to hello") {
+		t.Fatalf("agent call: %v %+v", err, res)
+	}
+
+	t.Run("list_changed from either replica", func(t *testing.T) {
+		for i, base := range []string{a.URL, b.URL} {
+			name := fmt.Sprintf("made%d", i)
+			if code, out := apiDo(t, base, "POST", "/api/agents", fmt.Sprintf(`{"name":%q,"provider":"fake","model":"m","expose":{"mcp":true}}`, name)); code != http.StatusCreated {
+				t.Fatalf("create agent: %d %v", code, out)
+			}
+			select {
+			case <-changed:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("no list_changed after an agent was created through replica %d (requests: %v)", i, rt.seen)
+			}
+			waitFor(t, 5*time.Second, "the new agent listed", func() bool { return slices.Contains(toolNames(t, cs), "agentd_agent_"+name) })
+		}
+	})
+
+	t.Run("cancel reaching the other replica stops the call", func(t *testing.T) {
+		// Raw requests: the call's POST stream stays open on A while the
+		// cancellation goes to B (the SDK client also drops the stream,
+		// which A would notice by itself).
+		post := func(ctx context.Context, base, body string) (*http.Response, error) {
+			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+a2aTestKey)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			return http.DefaultClient.Do(req)
+		}
+		streamed := make(chan string, 1)
+		go func() {
+			// Headers come with the first message: Do returns then.
+			stream, err := post(t.Context(), a.URL, `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"agentd_agent_alpha","arguments":{"message":"slow"},"_meta":{"progressToken":"p77"}}}`)
+			if err != nil {
+				streamed <- "error: " + err.Error()
+				return
+			}
+			defer stream.Body.Close()
+			b, _ := io.ReadAll(stream.Body)
+			streamed <- string(b)
+		}()
+		select {
+		case <-inModel:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the slow call never reached the model")
+		}
+		// The slow turn's session, running on A.
+		var slowID string
+		waitFor(t, 5*time.Second, "the slow session listed", func() bool {
+			_, out := apiGet(t, b.URL, "/api/sessions?agent=alpha")
+			for _, s := range out["sessions"].([]any) {
+				if m := s.(map[string]any); m["title"] == "slow" {
+					slowID = m["id"].(string)
+				}
+			}
+			return slowID != ""
+		})
+		resp, err := post(t.Context(), b.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77,"reason":"changed my mind"}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("cancellation through B: %d", resp.StatusCode)
+		}
+		// Once A's run has stopped, the session takes a turn again; the
+		// slow answer alone would hold it for 30 s.
+		took := waitFor(t, 10*time.Second, "the cancelled call's session free again", func() bool {
+			code, _ := apiDo(t, b.URL, "POST", "/api/agents/alpha/messages", fmt.Sprintf(`{"message":"after","session_id":%q}`, slowID))
+			return code == http.StatusOK
+		})
+		t.Logf("the call on A stopped %v after its cancellation reached B", took.Round(time.Millisecond))
+		select {
+		case body := <-streamed:
+			if strings.Contains(body, `"result"`) || strings.HasPrefix(body, "error: ") {
+				t.Errorf("the cancelled call was answered: %.300s", body)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the cancelled call's stream stayed open")
+		}
+	})
+
+	t.Run("after A is gone", func(t *testing.T) {
+		rt.mu.Lock()
+		rt.pick = func(string, int) int { return 1 }
+		rt.mu.Unlock()
+		a.close()
+		if names := toolNames(t, cs); !slices.Contains(names, "agentd_agent_alpha") {
+			t.Fatalf("tools through B alone: %v", names)
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "agentd_agent_alpha", Arguments: map[string]any{"message": "still there"}})
+		if err != nil || res.IsError {
+			t.Fatalf("agent call through B alone: %v %+v", err, res)
+		}
+	})
+
+	t.Run("ended sessions stay ended", func(t *testing.T) {
+		if err := cs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		c := startInproc(t, model.URL, env) // a replica that never held the session
+		for _, base := range []string{b.URL, c.URL} {
+			req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+			req.Header.Set("Authorization", "Bearer "+a2aTestKey)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("%s: a request on the ended session got %d, want 404", base, resp.StatusCode)
+			}
+		}
+		// A forged id is no session either.
+		req, _ := http.NewRequest("GET", b.URL+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+a2aTestKey)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", "v1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("forged session id: %d, want 404", resp.StatusCode)
+		}
+	})
 }

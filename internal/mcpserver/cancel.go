@@ -53,6 +53,14 @@ func (f *flights) cancel(k flightKey) {
 	}
 }
 
+// running reports whether k is in flight and not cancelled yet.
+func (f *flights) running(k flightKey) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.m[k]
+	return ok && !c
+}
+
 func (f *flights) cancelled(k flightKey) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -96,6 +96,10 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 			}
 			if sid := r.Header.Get(headerSessionID); sid != "" {
 				w = e.trackCancellation(w, sid, id, f.Method, body)
+				if t, ok := e.stateful.(*sessionTable); ok && f.Method == "notifications/cancelled" {
+					// The request may run on another replica.
+					t.cancelled(r.Context(), sid, body)
+				}
 			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -145,6 +149,10 @@ func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.
 // handed to the session as if the client had sent it.
 func cancelAbandoned(e *endpoint, r *http.Request, id json.RawMessage) {
 	msg := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(id) + `,"reason":"the client dropped the response stream"}}`
+	if t, ok := e.stateful.(*sessionTable); ok {
+		t.injectID(r.Header.Get(headerSessionID), []byte(msg))
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), strings.NewReader(msg))

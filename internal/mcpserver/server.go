@@ -69,6 +69,10 @@ type Options struct {
 	// SessionTimeout closes stateful HTTP sessions idle that long;
 	// default 30 minutes.
 	SessionTimeout time.Duration
+	// Replicas, when set, makes initialize-based sessions work on every
+	// replica sharing the daemon's store, whichever one initialized them
+	// (see Replicas); nil keeps each session in this process.
+	Replicas *Replicas
 	// ConfigOrigin says which configuration was read (config.Config.Origin),
 	// for the warning logged when a client lists tools and none are served.
 	ConfigOrigin string
@@ -113,9 +117,11 @@ type Server struct {
 // endpoint is one SDK server with its two HTTP handlers (see the package
 // doc for why two) and the tools it currently serves.
 type endpoint struct {
-	name      string // "" for the main endpoint, else the gateway's server
-	srv       *mcp.Server
-	stateful  *mcp.StreamableHTTPHandler
+	name string // "" for the main endpoint, else the gateway's server
+	srv  *mcp.Server
+	// stateful serves initialize-based sessions: the SDK's handler, or
+	// with Options.Replicas a sessionTable.
+	stateful  http.Handler
 	stateless *mcp.StreamableHTTPHandler
 	// bound are the two handlers with the request's principal handed to
 	// the SDK (bindPrincipal), built once.
@@ -167,6 +173,11 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.UpstreamName == nil {
 		opts.UpstreamName = mcpclient.UpstreamName
+	}
+	if r := opts.Replicas; r != nil {
+		if _, err := newSealer(r.Keys, time.Hour); err != nil {
+			return nil, fmt.Errorf("mcpserver: replicated sessions: %w", err)
+		}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -230,6 +241,14 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 		served: map[string]string{},
 	}
 	srv.AddReceivingMiddleware(s.filterTools(e.mayUse))
+	if s.opts.Replicas != nil {
+		// The keys were checked by New.
+		table, err := newSessionTable(s, e, s.opts.Replicas)
+		if err != nil {
+			panic("mcpserver: " + err.Error())
+		}
+		e.stateful = table
+	}
 	if s.obs != nil {
 		srv.AddReceivingMiddleware(s.observe(e))
 	}
@@ -248,6 +267,11 @@ func (s *Server) Close() error {
 		f()
 	}
 	s.wg.Wait()
+	for _, e := range s.endpoints() {
+		if t, ok := e.stateful.(*sessionTable); ok {
+			t.close()
+		}
+	}
 	// Sessions close gracefully, waiting for their calls: cancel those
 	// first, or an agent run would hold Close for minutes.
 	s.calls.cancel(nil)
