@@ -407,7 +407,6 @@ func TestReplicaChangesPropagate(t *testing.T) {
 	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	defer upSrv.Close()
 	reg := fmt.Sprintf(`{"name":"up","transport":{"type":"http","url":%q},"allow_private":true,"allowed_tools":["echo"]}`, upSrv.URL)
-	start = time.Now()
 	if code, out := apiDo(t, a.URL, "POST", "/api/mcp/servers", reg); code != http.StatusCreated && code != http.StatusOK {
 		t.Fatalf("register mcp server on A: %d %v", code, out)
 	}
