@@ -61,6 +61,7 @@ async function go(hash) {
   await page.evaluate((h) => { location.hash = h; }, hash);
 }
 
+let chatSession = '';
 try {
   await step('the login form refuses a wrong key, next to the field', async () => {
     const resp = await page.goto(base + '/');
@@ -89,14 +90,13 @@ try {
     await page.locator('.server-everything', { hasText: 'connected' }).waitFor();
     await page.locator('#ov-a2a', { hasText: 'No external A2A agents' }).waitFor();
     await page.locator('#health .dot.ok').waitFor();
-    await shot('overview');
   });
 
   await step('the theme toggles to dark and the page stays readable', async () => {
     await page.click('#theme-toggle');
     check(await page.evaluate(() => document.documentElement.dataset.theme) === 'dark', 'theme did not switch');
-    await shot('overview-dark');
     await page.click('#theme-toggle');
+    check(await page.evaluate(() => document.documentElement.dataset.theme) === 'light', 'theme did not switch back');
   });
 
   await step('keyboard: g then a letter navigates, focus lands in the page', async () => {
@@ -118,7 +118,6 @@ try {
     await phone.locator('#ov-agents', { hasText: 'assistant' }).waitFor();
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(overflow <= 1, `the page is ${overflow}px wider than the phone`);
-    await shot('overview-phone', phone, { fullPage: false });
     await phone.close();
   });
 
@@ -131,6 +130,7 @@ try {
     await page.locator('#transcript details.thinking', { hasText: 'A greeting; answer briefly.' }).waitFor();
     await page.locator('#run-status', { hasText: 'Done' }).waitFor();
     await page.waitForFunction(() => /^#\/chat\/assistant\/[0-9a-f-]{36}$/.test(location.hash));
+    chatSession = await page.evaluate(() => location.hash.split('/').pop());
   });
 
   await step('chat: a tool call with its arguments and its result, marked untrusted', async () => {
@@ -376,6 +376,34 @@ try {
     }
     check(state === 'TASK_STATE_COMPLETED', `the task is ${state}`);
     await card.waitFor({ state: 'detached' });
+  });
+
+  await step('screenshots of the pages as a user finds them after all that', async () => {
+    await go('#/overview');
+    await page.locator('#ov-runs tbody tr').nth(3).waitFor();
+    await page.locator('#ov-problems').waitFor();
+    await shot('overview');
+    await go(`#/sessions/${chatSession}`);
+    await page.locator('#session-transcript details.tool').first().waitFor();
+    await shot('sessions');
+    await page.click('#theme-toggle');
+    await go('#/overview');
+    await page.locator('#ov-runs tbody tr').first().waitFor();
+    await shot('overview-dark');
+    await go(`#/chat/assistant/${chatSession}`);
+    await page.locator('#transcript details.tool').first().waitFor();
+    await shot('chat-dark');
+    await page.click('#theme-toggle');
+    const phone = await context.newPage();
+    watch(phone);
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(base + `/#/chat/assistant/${chatSession}`);
+    await phone.locator('#transcript .bubble').first().waitFor();
+    await shot('chat-phone', phone);
+    await phone.goto(base + '/#/overview');
+    await phone.locator('#ov-agents', { hasText: 'assistant' }).waitFor();
+    await shot('overview-phone', phone);
+    await phone.close();
   });
 
   console.log('dashboard e2e: all steps passed');

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
@@ -300,12 +302,13 @@ func TestDashboardAPIs(t *testing.T) {
 	})
 }
 
-// TestApprovalsFromTheHTTPEdge: a run started over the HTTP API, which
-// cannot ask its client, waits for a decision on the dashboard's queue
-// (GET/POST /api/approvals) instead of being denied at once; only its
-// principal and admins see and decide it; without a decision the timeout
-// denies it with a reason the model reads.
-func TestApprovalsFromTheHTTPEdge(t *testing.T) {
+// TestApprovalsFromEdgesThatCannotAsk: a run started over the HTTP API,
+// or by an MCP client without elicitation, cannot ask its client; it waits
+// for a decision on the dashboard's queue (GET/POST /api/approvals)
+// instead of being denied at once; only its principal and admins see and
+// decide it; without a decision the timeout denies it with a reason the
+// model reads.
+func TestApprovalsFromEdgesThatCannotAsk(t *testing.T) {
 	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
 		last := r.Messages[len(r.Messages)-1]
 		if last.Role == "tool" {
@@ -326,6 +329,9 @@ name = "writer"
 provider = "fake"
 model = "m"
 tools = ["file_write"]
+
+[agents.expose]
+mcp = true
 
 [tools]
 approval_timeout_secs = 1
@@ -426,6 +432,39 @@ agents = ["*"]
 	}
 	if got := <-reply; !strings.Contains(got, "tool said: wrote") {
 		t.Fatalf("the approved run answered %s", got)
+	}
+
+	// An MCP client without elicitation: the same queue.
+	hc := &http.Client{Transport: &bearerRT{"k-ops", http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "no-elicitation", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	mcpReply := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agentd_agent_writer", Arguments: map[string]any{"message": "write over mcp"}})
+		if err != nil {
+			mcpReply <- err.Error()
+			return
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		mcpReply <- b.String()
+	}()
+	waitQueued()
+	if got := pending("k-ops"); len(got) != 1 {
+		t.Fatalf("the MCP run's request: %v", got)
+	} else if code, body := do("k-admin", "POST", "/api/approvals/"+got[0]["id"].(string), `{"decision":"once"}`); code != 204 {
+		t.Fatalf("the admin decides: %d %s", code, body)
+	}
+	if got := <-mcpReply; !strings.Contains(got, "tool said: wrote") {
+		t.Fatalf("the approved MCP call answered %q", got)
 	}
 
 	// Not decided: the timeout denies it, and says why.

@@ -147,6 +147,7 @@ function stopPage() {
 
 async function route() {
   if (!session || !shell) return;
+  refreshHealth();
   const { id, params, query } = parseHash();
   stopPage();
   const page = PAGES.find((p) => p.id === id);
@@ -206,7 +207,8 @@ function start() {
   shell = buildShell();
   clearInterval(healthTimer);
   refreshHealth();
-  healthTimer = setInterval(() => { if (!document.hidden) refreshHealth(); }, 5000);
+  // Often enough that the approvals badge is never long out of date.
+  healthTimer = setInterval(() => { if (!document.hidden) refreshHealth(); }, 2000);
   route();
 }
 

@@ -82,10 +82,13 @@ function a2aCard(d) {
   return card('External A2A agents', `${list.filter((a) => a.discovered).length} of ${list.length} reachable`, body, 'ov-a2a');
 }
 
+const STOP_WORDS = { end_turn: ['done', 'ok'], cancelled: ['cancelled', ''], max_tokens: ['hit max tokens', 'warn'], max_iterations: ['hit max iterations', 'warn'], token_budget: ['over budget', 'warn'], refusal: ['refused', 'warn'] };
+
 function runState(r) {
   if (r.running) return stateBadge('running');
   if (r.error) return badge('error', 'err', r.error);
-  return stateBadge(r.stop_reason || 'end_turn');
+  const [word, kind] = STOP_WORDS[r.stop_reason] || [r.stop_reason || 'done', ''];
+  return badge(word, kind);
 }
 
 function runsCard(d) {
