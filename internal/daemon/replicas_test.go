@@ -27,10 +27,13 @@ import (
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
 
+// fastCluster is a short lease: a dead replica is noticed in seconds.
+const fastCluster = "[cluster]\nheartbeat_secs = 1\nlease_secs = 3\n"
+
 // replicaConfig is the config of one replica in these tests: the A2A
 // agent alpha on the fake model, the PostgreSQL store in $TEAM_DB_URL,
-// and a short lease so that a dead replica is noticed in seconds.
-func replicaConfig(listen, modelURL string) string {
+// and the [cluster] table given.
+func replicaConfig(listen, modelURL, cluster string) string {
 	return fmt.Sprintf(`listen = %q
 api_key = %q
 
@@ -60,14 +63,11 @@ allow_private = true
 backend = "postgres"
 url_env = "TEAM_DB_URL"
 
-[cluster]
-heartbeat_secs = 1
-lease_secs = 3
-
 [limits]
 rate_per_sec = 100000
 burst = 100000
-`, listen, a2aTestKey, modelURL)
+
+%s`, listen, a2aTestKey, modelURL, cluster)
 }
 
 // inprocReplica is a replica built by New in this process and served on
@@ -83,7 +83,7 @@ func startInproc(t *testing.T, modelURL string, env map[string]string) *inprocRe
 	t.Helper()
 	home := t.TempDir()
 	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(replicaConfig("127.0.0.1:0", modelURL)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(replicaConfig("127.0.0.1:0", modelURL, fastCluster)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
@@ -125,12 +125,12 @@ func buildAgentd(t *testing.T) string {
 
 // startBinaryReplica runs the agentd binary as a replica on the database
 // in env and waits until it answers.
-func startBinaryReplica(t *testing.T, bin, modelURL string, env map[string]string) (*exec.Cmd, string) {
+func startBinaryReplica(t *testing.T, bin, modelURL, cluster string, env map[string]string) (*exec.Cmd, string) {
 	t.Helper()
 	home := t.TempDir()
 	addr := freeAddr(t)
 	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(replicaConfig(addr, modelURL)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(replicaConfig(addr, modelURL, cluster)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config", path, "start")
@@ -213,7 +213,7 @@ func TestReplicaKill9FailsItsWork(t *testing.T) {
 	bin := buildAgentd(t)
 	model := hangingModel(t)
 	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
-	procA, urlA := startBinaryReplica(t, bin, model.URL, env)
+	procA, urlA := startBinaryReplica(t, bin, model.URL, fastCluster, env)
 	_, health := apiGet(t, urlA, "/api/health")
 	replicaA, _ := health["replica"].(string)
 	if replicaA == "" {
