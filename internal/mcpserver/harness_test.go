@@ -47,6 +47,7 @@ type harnessOptions struct {
 	untrusted map[string]policy.Action
 	logger    *slog.Logger
 	origin    string
+	replicas  *Replicas
 }
 
 type providers map[string]llm.Provider
@@ -91,7 +92,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	srv, err := New(ctx, Options{
 		Kernel: k, Tools: reg, Sessions: db, Config: o.cfg, MaxMessageBytes: o.maxBytes,
 		Workspace: t.TempDir(), Upstreams: o.upstreams, UpstreamName: o.upName, Version: "test",
-		Logger: o.logger, ConfigOrigin: o.origin,
+		Logger: o.logger, ConfigOrigin: o.origin, Replicas: o.replicas,
 	})
 	if err != nil {
 		t.Fatal(err)
