@@ -60,6 +60,10 @@ type BridgeOptions struct {
 	Server *Server
 	// Client serves the discovered external agents; nil serves none.
 	Client *Client
+	// Key signs the requestState of input-required results (2026-07-28
+	// clients echo it back, to any replica). Replicas must share it; nil
+	// means a random key of this process's own.
+	Key    []byte
 	Logger *slog.Logger
 }
 
@@ -79,8 +83,11 @@ type Bridge struct {
 
 // NewBridge returns a bridge over the server's agents and the client's.
 func NewBridge(opts BridgeOptions) *Bridge {
-	b := &Bridge{opts: opts, log: orDiscard(opts.Logger), key: make([]byte, 32), watchers: map[int]func(){}}
-	_, _ = rand.Read(b.key)
+	b := &Bridge{opts: opts, log: orDiscard(opts.Logger), key: opts.Key, watchers: map[int]func(){}}
+	if len(b.key) == 0 {
+		b.key = make([]byte, 32)
+		_, _ = rand.Read(b.key)
+	}
 	if opts.Server != nil {
 		b.unwatch = opts.Server.opts.Kernel.Agents().OnChange(b.changed)
 	}

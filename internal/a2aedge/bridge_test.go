@@ -335,6 +335,20 @@ func TestBridgeElicits(t *testing.T) {
 			t.Fatal("a state for another tool was accepted")
 		}
 	})
+	t.Run("replicas sharing a key open each other's state", func(t *testing.T) {
+		key := []byte(strings.Repeat("k", 32))
+		one := NewBridge(BridgeOptions{Server: f.s, Key: key})
+		defer one.Close()
+		two := NewBridge(BridgeOptions{Server: f.s, Key: key})
+		defer two.Close()
+		st := one.seal(requestState{Tool: "a2a_local_alpha", Task: "t1"})
+		if got, err := two.open(st, "a2a_local_alpha"); err != nil || got.Task != "t1" {
+			t.Fatalf("state sealed by a replica with the same key: %+v, %v", got, err)
+		}
+		if _, err := b.open(st, "a2a_local_alpha"); err == nil {
+			t.Fatal("a state sealed with another key was accepted")
+		}
+	})
 }
 
 // TestBridgeThroughProxy chains both bridges: MCP → A2A (the bridge) → the

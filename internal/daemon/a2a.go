@@ -50,6 +50,10 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		return nil, nil
 	}
 	log := d.log.With("component", "a2a")
+	key, err := d.bridgeKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	tasks, err := a2aedge.OpenTaskStore(ctx, d.Store, a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log, Meter: d.Telemetry.MeterProvider()})
 	if err != nil {
 		return nil, err
@@ -108,7 +112,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	if d.Cluster != nil {
 		d.Cluster.SetTaskReaper(a2aedge.FailTask, edge.server.TasksFailed)
 	}
-	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Logger: log.With("role", "mcp-bridge")})
+	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Key: key, Logger: log.With("role", "mcp-bridge")})
 	edge.client.Start()
 	return edge, nil
 }

@@ -88,6 +88,10 @@ type Daemon struct {
 	// connected runtime server was added with.
 	mcpMu      sync.Mutex
 	mcpApplied map[string]json.RawMessage
+	// sharedKeys are the replicas' shared secrets (clusterKeys), read
+	// once.
+	sharedKeys [][]byte
+	keysRead   bool
 }
 
 // New builds a daemon from cfg. ctx bounds start-up work only.

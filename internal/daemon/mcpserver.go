@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"fmt"
 	"io"
 
@@ -81,6 +83,20 @@ func (d *Daemon) ServeMCPStdio(ctx context.Context, in io.Reader, out io.Writer)
 // initialized: the session ids are sealed with the keys of [cluster]
 // session_key_env, or else with the key kept in the database.
 func (d *Daemon) mcpReplicas(ctx context.Context) (*mcpserver.Replicas, error) {
+	keys, err := d.clusterKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpserver.Replicas{Keys: keys, Cluster: d.Cluster}, nil
+}
+
+// clusterKeys are the secrets every replica shares: those of [cluster]
+// session_key_env (the first seals, all open), or else the key kept in
+// the database. They are read once.
+func (d *Daemon) clusterKeys(ctx context.Context) ([][]byte, error) {
+	if d.keysRead {
+		return d.sharedKeys, nil
+	}
 	secrets, err := d.cfg.SessionKeys()
 	if err != nil {
 		return nil, err
@@ -96,5 +112,20 @@ func (d *Daemon) mcpReplicas(ctx context.Context) (*mcpserver.Replicas, error) {
 		}
 		keys = append(keys, key)
 	}
-	return &mcpserver.Replicas{Keys: keys, Cluster: d.Cluster}, nil
+	d.sharedKeys, d.keysRead = keys, true
+	return keys, nil
+}
+
+// bridgeKey signs what the MCP → A2A bridge asks 2026-07-28 clients to
+// echo: among replicas, a key derived from the shared secret, so that the
+// echo may reach any replica; alone, nil (a key of the process's own).
+func (d *Daemon) bridgeKey(ctx context.Context) ([]byte, error) {
+	if d.Cluster == nil {
+		return nil, nil
+	}
+	keys, err := d.clusterKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return hkdf.Key(sha256.New, keys[0], nil, "agentd a2a bridge requestState v1", 32)
 }

@@ -51,6 +51,7 @@ type harnessOptions struct {
 	origin    string
 	meter     metric.MeterProvider
 	tracer    trace.TracerProvider
+	replicas  *Replicas
 }
 
 type providers map[string]llm.Provider
@@ -97,7 +98,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	srv, err := New(ctx, Options{
 		Kernel: k, Tools: reg, Sessions: db, Config: o.cfg, MaxMessageBytes: o.maxBytes,
 		Workspace: t.TempDir(), Upstreams: o.upstreams, UpstreamName: o.upName, Version: "test",
-		Logger: o.logger, ConfigOrigin: o.origin, Meter: o.meter, Tracer: o.tracer,
+		Logger: o.logger, ConfigOrigin: o.origin, Meter: o.meter, Tracer: o.tracer, Replicas: o.replicas,
 	})
 	if err != nil {
 		t.Fatal(err)
