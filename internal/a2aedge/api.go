@@ -393,7 +393,19 @@ func (s *Server) apiReply(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text), a2a.NewDataPart(map[string]any{"approved": *req.Approved}))
 	msg.TaskID, msg.ContextID = rec.Task.ID, rec.Task.ContextID
-	res, err := s.handler.SendMessage(withAgent(r.Context(), rec.Agent), &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	var res a2a.SendMessageResult
+	var err error
+	for attempt := 0; ; attempt++ {
+		res, err = s.handler.SendMessage(withAgent(r.Context(), rec.Agent), &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+		// The task is stored input-required a moment before the SDK's
+		// execution of the previous turn has wound down; a reply in that
+		// moment is refused (an error the SDK does not export), and is
+		// tried again shortly.
+		if err == nil || !strings.Contains(err.Error(), "execution is already in progress") || attempt >= 40 || r.Context().Err() != nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 	if err != nil {
 		writeErr(w, s.log, err)
 		return

@@ -31,7 +31,7 @@ func wireError(err error) error {
 	switch {
 	case errors.Is(err, ErrUnknownSession), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound):
 		return &acp.RequestError{Code: resourceNotFound, Message: "Resource not found", Data: data}
-	case errors.Is(err, ErrBadCwd), errors.Is(err, agent.ErrWrongAgent), errors.Is(err, tool.ErrUnknownTool):
+	case errors.Is(err, ErrBadCwd), errors.Is(err, agent.ErrWrongAgent), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, tool.ErrNoSuchApproval):
 		return acp.NewInvalidParams(data)
 	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrNoModel),
 		errors.Is(err, agent.ErrForbidden), errors.Is(err, agent.ErrReadOnly), errors.Is(err, agent.ErrSessionBusy):

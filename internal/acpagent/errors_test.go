@@ -14,7 +14,7 @@ import (
 func TestErrorMapCoversCoreSentinels(t *testing.T) {
 	sentineltest.Check(t, map[int][]string{
 		resourceNotFound: {"agent.ErrSessionNotFound", "store.ErrNotFound"},
-		-32602:           {"agent.ErrWrongAgent", "tool.ErrUnknownTool"},
+		-32602:           {"agent.ErrWrongAgent", "tool.ErrUnknownTool", "tool.ErrNoSuchApproval"},
 		-32600:           {"agent.ErrAgentNotFound", "agent.ErrNoModel", "agent.ErrForbidden", "agent.ErrReadOnly", "agent.ErrSessionBusy"},
 		// Not the editor's to fix: agentd's own state, its model
 		// provider's key, an upstream, a shutdown.

@@ -335,6 +335,7 @@ func mcpClientTo(t *testing.T, base string, listChanged chan<- struct{}) *mcp.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	t.Logf("DEBUG version %s sid %q", cs.InitializeResult().ProtocolVersion, cs.ID())
 	return cs
 }
 

@@ -87,7 +87,7 @@ func ToError(err error) *Error {
 	case errors.As(err, &mbe):
 		return errorf(http.StatusRequestEntityTooLarge, "too_large", "request body exceeds %d bytes", mbe.Limit)
 	case errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, store.ErrNotFound),
-		errors.Is(err, tool.ErrUnknownTool):
+		errors.Is(err, tool.ErrUnknownTool), errors.Is(err, tool.ErrNoSuchApproval):
 		return errorf(http.StatusNotFound, "not_found", "%s", err)
 	case errors.Is(err, agent.ErrForbidden):
 		return errorf(http.StatusForbidden, "forbidden", "%s", err)

@@ -11,7 +11,7 @@ import (
 // every sentinel error of the core.
 func TestErrorMapCoversCoreSentinels(t *testing.T) {
 	sentineltest.Check(t, map[string][]string{
-		"404 not_found":   {"agent.ErrAgentNotFound", "agent.ErrSessionNotFound", "store.ErrNotFound", "tool.ErrUnknownTool"},
+		"404 not_found":   {"agent.ErrAgentNotFound", "agent.ErrSessionNotFound", "store.ErrNotFound", "tool.ErrUnknownTool", "tool.ErrNoSuchApproval"},
 		"403 forbidden":   {"agent.ErrForbidden"},
 		"403 blocked":     {"netguard.ErrBlocked"},
 		"409 read_only":   {"agent.ErrReadOnly"},

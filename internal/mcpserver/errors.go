@@ -49,7 +49,7 @@ func wireError(err error) *jsonrpc.Error {
 		code = jsonrpc.CodeInvalidRequest
 	case errors.Is(err, errInvalidParams),
 		errors.Is(err, agent.ErrAgentNotFound), errors.Is(err, agent.ErrSessionNotFound), errors.Is(err, agent.ErrWrongAgent),
-		errors.Is(err, store.ErrNotFound), errors.Is(err, tool.ErrUnknownTool):
+		errors.Is(err, store.ErrNotFound), errors.Is(err, tool.ErrUnknownTool), errors.Is(err, tool.ErrNoSuchApproval):
 		code = jsonrpc.CodeInvalidParams
 	}
 	return &jsonrpc.Error{Code: code, Message: err.Error()}

@@ -13,7 +13,7 @@ import (
 func TestErrorMapCoversCoreSentinels(t *testing.T) {
 	sentineltest.Check(t, map[int64][]string{
 		jsonrpc.CodeInvalidParams: {"agent.ErrAgentNotFound", "agent.ErrSessionNotFound", "agent.ErrWrongAgent",
-			"store.ErrNotFound", "tool.ErrUnknownTool"},
+			"store.ErrNotFound", "tool.ErrUnknownTool", "tool.ErrNoSuchApproval"},
 		jsonrpc.CodeInvalidRequest: {"agent.ErrForbidden", "agent.ErrReadOnly", "agent.ErrSessionBusy"},
 		// Not the client's to fix: agentd's own state, its model
 		// provider's key, an upstream, a shutdown.

@@ -32,7 +32,7 @@ var knownMethods = map[string]bool{
 	"resources/subscribe": true, "resources/unsubscribe": true,
 	"prompts/list": true, "prompts/get": true, "completion/complete": true, "logging/setLevel": true,
 	"notifications/initialized": true, "notifications/cancelled": true, "notifications/progress": true,
-	"notifications/roots/list_changed": true,
+	"notifications/roots/list_changed": true, "subscriptions/listen": true,
 }
 
 // observer records mcp.server.operation.duration and a server span per
@@ -89,11 +89,14 @@ func (s *Server) observe(e *endpoint) mcp.Middleware {
 				return next(ctx, method, req)
 			}
 			start := time.Now()
-			if !knownMethods[method] {
-				method = "_OTHER"
+			// The label is bounded; the method itself goes on unchanged
+			// (subscriptions/listen and future methods must reach the SDK).
+			label := method
+			if !knownMethods[label] {
+				label = "_OTHER"
 			}
 			toolName := ""
-			if method == "tools/call" {
+			if label == "tools/call" {
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
 					toolName = p.Name
 				}
@@ -107,11 +110,11 @@ func (s *Server) observe(e *endpoint) mcp.Middleware {
 			ctx = parentOf(ctx, req)
 			var span trace.Span
 			if o.tracer != nil {
-				name := method
+				name := label
 				if toolName != "" {
 					name += " " + toolName
 				}
-				attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(method), keyEndpoint.String(endpointName)}
+				attrs := []attribute.KeyValue{semconv.McpMethodNameKey.String(label), keyEndpoint.String(endpointName)}
 				if toolName != "" {
 					attrs = append(attrs, semconv.GenAIToolName(toolName))
 				}
@@ -131,7 +134,7 @@ func (s *Server) observe(e *endpoint) mcp.Middleware {
 			}
 			if o.duration != nil {
 				o.duration.Record(ctx, time.Since(start).Seconds(),
-					o.sets.Get(opKey{endpointName, method, toolName, errType}).Record...)
+					o.sets.Get(opKey{endpointName, label, toolName, errType}).Record...)
 			}
 			return res, err
 		}

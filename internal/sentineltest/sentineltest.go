@@ -35,6 +35,7 @@ func Core() []Sentinel {
 		{"agent.ErrWrongAgent", agent.ErrWrongAgent},
 		{"agent.ErrForbidden", agent.ErrForbidden},
 		{"tool.ErrUnknownTool", tool.ErrUnknownTool},
+		{"tool.ErrNoSuchApproval", tool.ErrNoSuchApproval},
 		{"tool.ErrDisconnected", tool.ErrDisconnected},
 		{"store.ErrNotFound", store.ErrNotFound},
 		{"store.ErrExists", store.ErrExists},

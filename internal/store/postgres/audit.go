@@ -53,7 +53,8 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 	return wrap("append audit records", err)
 }
 
-// QueryAudit implements store.AuditStore. Since is inclusive; records with
+// QueryAudit implements store.AuditStore. Since is inclusive, Until
+// exclusive; records with
 // the same Time come most recently appended first.
 func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
 	const op = "query audit log"
@@ -61,6 +62,7 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 	var args []any
 	for _, c := range []struct{ col, val string }{
 		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool}, {"principal", f.Principal},
+		{"decision", f.Decision}, {"outcome", f.Outcome},
 	} {
 		if c.val != "" {
 			conds = append(conds, c.col+" = "+param(&args, c.val))
@@ -68,6 +70,9 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "time >= "+param(&args, f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "time < "+param(&args, f.Until))
 	}
 	q := "SELECT id, " + auditColumns + " FROM audit" + where(conds) + " ORDER BY time DESC, id DESC LIMIT " + param(&args, limitArg(f.Limit))
 	rows, err := db.pool.Query(ctx, q, args...)

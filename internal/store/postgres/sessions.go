@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -85,6 +86,16 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 	}
 	if f.Principal != "" {
 		conds = append(conds, "principal = "+param(&args, f.Principal))
+	}
+	if f.Query != "" {
+		// ILIKE, as SQLite's LIKE, ignores ASCII case; the query's own
+		// wildcards are escaped so "100%" means those four characters.
+		// Titles are bytea (they may hold invalid UTF-8): they are
+		// matched in their escape encoding, and so is the query.
+		text := param(&args, "%"+likeEscaper.Replace(f.Query)+"%")
+		title := param(&args, "%"+likeEscaper.Replace(byteaEscape(f.Query))+"%")
+		conds = append(conds, "(id ILIKE "+text+" OR agent ILIKE "+text+" OR encode(title, 'escape') ILIKE "+title+
+			" OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id AND m.content::text ILIKE "+text+"))")
 	}
 	q := "SELECT " + sessionColumns + " FROM sessions" + where(conds) + " ORDER BY updated_at DESC, id"
 	q += " LIMIT " + param(&args, limitArg(f.Limit)) + " OFFSET " + param(&args, int64(max(f.Offset, 0)))
@@ -180,4 +191,25 @@ func scanMessage(r pgx.Row) (store.Message, error) {
 	}
 	m.CreatedAt = created.UTC()
 	return m, nil
+}
+
+// likeEscaper escapes LIKE's wildcards and its escape character.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// byteaEscape is s as encode(bytea, 'escape') writes its bytes: a
+// backslash doubled, zero and non-ASCII bytes as \ooo.
+func byteaEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == 0 || c >= 0x80:
+			fmt.Fprintf(&b, `\%03o`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
