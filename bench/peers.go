@@ -159,3 +159,59 @@ func waitListen(ctx context.Context, addr string, p *Proc, timeout time.Duration
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// StartFloorRelay runs the floor relay (bench/floorrelay) in front of
+// server-everything and returns its endpoint.
+func (e *Env) StartFloorRelay(ctx context.Context) (*Proc, string, error) {
+	bin, err := e.FloorRelay(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	w := newLineWaiter("listening ")
+	p, err := e.Procs.Start(ctx, "floorrelay", Spec{
+		Path: bin, Args: []string{"-listen", "127.0.0.1:0", "--", e.Node, e.Everything},
+		Env: e.NodeEnv(), Stdout: w,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	addr, err := w.wait(ctx, p, 30*time.Second)
+	if err != nil {
+		return p, "", err
+	}
+	return p, "http://" + addr + "/mcp", nil
+}
+
+// StartMCPProxy runs mcp-proxy (punkpeye/mcp-proxy, stdio → Streamable
+// HTTP, stateful, serving the 2026-07-28 revision beside the 2025 ones)
+// in front of server-everything, on loopback, and returns its endpoint.
+// Its resumability event store stays at its default (on), as a user gets
+// it.
+func (e *Env) StartMCPProxy(ctx context.Context) (*Proc, string, error) {
+	if _, err := os.Stat(e.MCPProxy); err != nil {
+		return nil, "", notAvailable("%s is missing: run `make interop-deps`", e.MCPProxy)
+	}
+	pre, err := e.peerScript("loopback.cjs", loopbackJS)
+	if err != nil {
+		return nil, "", err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := e.Procs.Start(ctx, "mcp-proxy", Spec{
+		Path: e.Node,
+		Args: []string{"--require", pre, e.MCPProxy,
+			"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--server", "stream",
+			"--", e.Node, e.Everything},
+		Env: e.NodeEnv(),
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := waitListen(ctx, addr, p, 60*time.Second); err != nil {
+		return p, "", err
+	}
+	return p, "http://" + addr + "/mcp", nil
+}

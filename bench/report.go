@@ -47,6 +47,9 @@ type Row struct {
 	// RoundRates are the calls per second of each round, in round order;
 	// rows measured in the same interleaved rounds line up.
 	RoundRates []float64 `json:"round_rates,omitempty"`
+	// RoundP50us and RoundP99us are each round's latency percentiles.
+	RoundP50us []float64 `json:"round_p50_us,omitempty"`
+	RoundP99us []float64 `json:"round_p99_us,omitempty"`
 	Value      float64   `json:"value,omitempty"`
 	Unit       string    `json:"unit,omitempty"`
 	Note       string    `json:"note,omitempty"`
@@ -81,6 +84,8 @@ func cellRow(c *Cell) Row {
 	r.P50us, r.P99us, r.Rate = us(s.P50), us(s.P99), s.Rate
 	for _, st := range c.Rounds {
 		r.RoundRates = append(r.RoundRates, st.Rate)
+		r.RoundP50us = append(r.RoundP50us, us(st.P50))
+		r.RoundP99us = append(r.RoundP99us, us(st.P99))
 	}
 	if s.Errors > 0 && s.FirstErr != nil {
 		if r.Note != "" {
