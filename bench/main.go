@@ -184,7 +184,8 @@ var scenarios = []scenario{
 	{"3", "A2A: an instant agent against @a2a-js/sdk",
 		"An a2a-go client sends `SendMessage` (blocking, the task must complete) and `SendStreamingMessage` to agentd's A2A endpoint of an agent " +
 			"whose model is a fake OpenAI-compatible server answering at once (bench/fakellm.go, its own process), and to an @a2a-js/sdk + express server " +
-			"(bench/a2a_peer.mjs) whose executor publishes the same events agentd sends for such an agent: the task (working), one text artifact, completed.",
+			"(bench/a2a_peer.mjs) whose executor publishes the same events agentd sends for such an agent: the task (working), one text artifact, completed. " +
+			"`SendMessage` also goes to agentd's model-free `mcp_proxy` agent, whose task is one `echo` call to server-everything through the tool pipeline.",
 		runA2A},
 	{"4", "Footprint: start-up, memory, binary",
 		"Cold start: exec of `agentd start` to the first 200 from `/api/health`, with the store created by an earlier start. Idle memory: agentd's VmRSS " +

@@ -69,6 +69,10 @@ func runMCPServer(ctx context.Context, e *Env, res *Scenario) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	lat := comparison{Name: "built-in tool over /mcp, latency", Goal: "agentd's p50 ≤ 1.2× a minimal go-sdk server's at c=1",
+		Num: pathAgentdBuiltin, Den: pathMinimal, Metric: mP50, Bounds: []bound{{Conc: e.Settings.Concurrency[0], Max: 1.2}},
+		Why: "Both serve file_read over stateless Streamable HTTP; agentd's call also passes the tool runner (policy, timeout, truncation, audit record)."}
+	res.Targets = append(res.Targets, lat.target(res))
 	const name, goal = "MCP server near the limit", "agentd's built-in tool over /mcp within 1.5× of a minimal go-sdk server"
 	var parts, noisy []string
 	met, measured := true, 0
