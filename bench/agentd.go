@@ -94,6 +94,7 @@ func (c AgentdConfig) render(e *Env, listen string) string {
 	if len(c.Gateways) > 0 {
 		p("gateways = %s", tomlList(c.Gateways))
 	}
+	p("\n[metrics]\npublic = true")
 	p("\n[a2a]\nenabled = true")
 	p("\n[limits]\nrate_per_sec = 100000000\nburst = 100000000")
 	return b.String()

@@ -51,12 +51,18 @@ type Settings struct {
 	Sessions    int           `json:"mcp_sessions"` // MCP sessions for the RSS growth
 	ColdStarts  int           `json:"cold_starts"`
 	MCPServers  int           `json:"mcp_servers"` // stdio servers for the idle RSS
+	// SoakCalls gateway calls after SoakWarmup ones show memory, fd and
+	// goroutine growth; SoakMax bounds the run's time.
+	SoakCalls  int           `json:"soak_calls"`
+	SoakWarmup int           `json:"soak_warmup"`
+	SoakMax    time.Duration `json:"soak_max_ns"`
 }
 
 func defaultSettings() Settings {
 	return Settings{
 		Rounds: 3, Duration: 1500 * time.Millisecond, Warmup: 300 * time.Millisecond, MaxCalls: 100_000,
 		Concurrency: []int{1, 16, 64}, Streams: 1000, Sessions: 1000, ColdStarts: 7, MCPServers: 10,
+		SoakCalls: 100_000, SoakWarmup: 5000, SoakMax: 4 * time.Minute,
 	}
 }
 
@@ -64,6 +70,7 @@ func quickSettings() Settings {
 	return Settings{
 		Rounds: 1, Duration: 200 * time.Millisecond, Warmup: 50 * time.Millisecond, MaxCalls: 2000,
 		Concurrency: []int{1, 16}, Streams: 50, Sessions: 50, ColdStarts: 2, MCPServers: 2,
+		SoakCalls: 2000, SoakWarmup: 200, SoakMax: 30 * time.Second,
 	}
 }
 
@@ -188,10 +195,13 @@ var scenarios = []scenario{
 			"`SendMessage` also goes to agentd's model-free `mcp_proxy` agent, whose task is one `echo` call to server-everything through the tool pipeline.",
 		runA2A},
 	{"4", "Footprint: start-up, memory, binary",
-		"Cold start: exec of `agentd start` to the first 200 from `/api/health`, with the store created by an earlier start. Idle memory: agentd's VmRSS " +
-			"one second after start, with no MCP server and with server-everything instances connected over stdio. Growth: VmRSS before and after " +
-			"holding A2A streams open (each on a task whose model call never ends) and after opening MCP sessions (initialize + initialized, " +
-			"connections closed), divided by the count.",
+		"Binary: the size of agentd built as `make build` builds it (`-trimpath -ldflags \"-s -w\"`). Cold start: exec of `agentd start` to the first 200 from " +
+			"`/api/health`, with the store created by an earlier start. Idle memory: agentd's VmRSS one second after start, with no MCP server and with " +
+			"server-everything instances connected over stdio. Growth: VmRSS before and after holding A2A streams open and after opening MCP sessions " +
+			"(initialize + initialized, connections closed), divided by the count; the target's streams are tasks of the model-free mcp_proxy agent " +
+			"waiting in server-everything's trigger-long-running-operation (no outgoing connection per stream), the LLM agent's streams (each waiting in " +
+			"a model call) are shown beside. Long run: VmRSS, open fds (/proc/PID/fd), OS threads (/proc/PID/status) and goroutines (go_goroutines at " +
+			"GET /metrics) after a gateway warm-up and after many more gateway calls at c=16.",
 		runFootprint},
 	{"5", "Agent loop overhead: one tool round trip",
 		"`POST /api/agents/{name}/messages` at concurrency 1 for an agent whose fake model first calls `file_list` and then answers, and for one " +

@@ -58,3 +58,26 @@ func rssKB(pid int) (int64, error) {
 	}
 	return 0, fmt.Errorf("pid %d: no VmRSS in /proc status", pid)
 }
+
+// fdCount returns how many file descriptors pid has open.
+func fdCount(pid int) (int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0, fmt.Errorf("count fds of pid %d: %w", pid, err)
+	}
+	return len(ents), nil
+}
+
+// threadCount returns the number of OS threads of pid.
+func threadCount(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read threads of pid %d: %w", pid, err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("pid %d: no Threads in /proc status", pid)
+}

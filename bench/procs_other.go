@@ -17,3 +17,7 @@ func becomeSubreaper() {}
 func killOrphans() {}
 
 func rssKB(int) (int64, error) { return 0, errors.New("rss: needs /proc (linux)") }
+
+func fdCount(int) (int, error) { return 0, errors.New("fds: needs /proc (linux)") }
+
+func threadCount(int) (int, error) { return 0, errors.New("threads: needs /proc (linux)") }
