@@ -53,8 +53,11 @@ test: interop-deps browser-deps lint ## everything CI runs: lint, unit + race + 
 unit: ## fast loop while developing: no lint, no Node peers
 	$(GO) test -race ./...
 
+# The bench's scenario 6 needs PostgreSQL: scripts/postgres.sh provides it
+# as for `make test`.
 bench: build interop-deps ## side-by-side benchmarks; writes docs/bench/
-	$(GO) run ./bench -out docs/bench
+	@set -e; pg=$$(./scripts/postgres.sh); eval "$$pg"; trap './scripts/postgres.sh stop' EXIT; \
+	  set -x; $(GO) run ./bench -out docs/bench
 
 soak: interop-deps ## long reliability runs (load, crash, faults); rewrites docs/reliability.md
 	./scripts/soak.sh

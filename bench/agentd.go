@@ -33,6 +33,12 @@ type AgentdConfig struct {
 	Servers     []string
 	Gateways    []string
 	ExposeTools bool
+	// PostgresURL, if set, puts the store on this PostgreSQL database
+	// ([store] backend = "postgres"), passed in pgURLEnv.
+	PostgresURL string
+	// TracesURL, if set, exports traces there over OTLP/HTTP, every
+	// trace sampled.
+	TracesURL string
 }
 
 // Agentd is a running agentd.
@@ -42,6 +48,8 @@ type Agentd struct {
 	Home string
 	// Config is the config file's path.
 	Config string
+	// env is added to the process's environment.
+	env []string
 }
 
 // tomlString quotes s as a TOML basic string.
@@ -97,6 +105,12 @@ func (c AgentdConfig) render(e *Env, listen string) string {
 	p("\n[metrics]\npublic = true")
 	p("\n[a2a]\nenabled = true")
 	p("\n[limits]\nrate_per_sec = 100000000\nburst = 100000000")
+	if c.PostgresURL != "" {
+		p("\n[store]\nbackend = \"postgres\"\nurl_env = %s", tomlString(pgURLEnv))
+	}
+	if c.TracesURL != "" {
+		p("\n[telemetry]\ntraces_endpoint = %s\nsample_ratio = 1.0", tomlString(c.TracesURL))
+	}
 	return b.String()
 }
 
@@ -108,6 +122,9 @@ func (e *Env) StartAgentd(ctx context.Context, name string, c AgentdConfig) (*Ag
 		return nil, err
 	}
 	a := &Agentd{Home: home, Config: filepath.Join(home, "config.toml")}
+	if c.PostgresURL != "" {
+		a.env = append(a.env, pgURLEnv+"="+c.PostgresURL)
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -132,7 +149,7 @@ func (a *Agentd) start(ctx context.Context, e *Env, name string) error {
 	}
 	p, err := e.Procs.Start(ctx, "agentd-"+name, Spec{
 		Path: bin, Args: []string{"start", "--config", a.Config},
-		Env: e.NodeEnv("AGENTD_HOME=" + a.Home),
+		Env: e.NodeEnv(append([]string{"AGENTD_HOME=" + a.Home}, a.env...)...),
 	})
 	if err != nil {
 		return err

@@ -240,6 +240,26 @@ func TestAgentdConfigLoads(t *testing.T) {
 	if c.MCPServers[0].Transport.Command != e.Node {
 		t.Fatalf("command %q", c.MCPServers[0].Transport.Command)
 	}
+
+	// The PostgreSQL and tracing variants of scenarios 6 and 7.
+	cfg = AgentdConfig{LLM: "http://127.0.0.1:1/v1", PostgresURL: "postgres://x@127.0.0.1:1/db", TracesURL: "http://127.0.0.1:2/v1/traces"}
+	if err := os.WriteFile(file, []byte(cfg.render(e, "127.0.0.1:4999")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) {
+		if k == pgURLEnv {
+			return cfg.PostgresURL, true
+		}
+		return "", false
+	}
+	c, err = config.Load(config.LoadOptions{Path: file, Home: home, LookupEnv: env})
+	if err != nil {
+		t.Fatalf("agentd rejects the bench config: %v\n%s", err, cfg.render(e, "127.0.0.1:4999"))
+	}
+	ts, err := c.TelemetrySettings()
+	if err != nil || c.Store.Backend != "postgres" || c.Store.URLEnv != pgURLEnv || ts.TracesURL != cfg.TracesURL || ts.SampleRatio != 1 || !c.Metrics.Public {
+		t.Fatalf("config read back wrong: store %+v, telemetry %+v (%v), metrics %+v", c.Store, ts, err, c.Metrics)
+	}
 }
 
 func TestProcsStopKillsTheTree(t *testing.T) {

@@ -33,7 +33,10 @@ type Env struct {
 	Supergw    string // supergateway's entry point
 	MCPProxy   string // mcp-proxy's entry point
 	Modules    string // interop/node_modules
-	nodeErr    error  // why Node peers cannot run, if they cannot
+	// PostgresServer is AGENTD_TEST_POSTGRES_URL: a server the bench may
+	// create throwaway databases on ("" tries the default loopback one).
+	PostgresServer string
+	nodeErr        error // why Node peers cannot run, if they cannot
 
 	buildOnce sync.Once
 	agentd    string
@@ -86,6 +89,18 @@ func NewEnv(ctx context.Context, set Settings, log io.Writer) (*Env, error) {
 	}
 	return e, nil
 }
+
+// secondarySpec is the load spec of scenarios that are not issue 14's
+// headline comparisons: half the time per cell, to keep a full run short.
+func (e *Env) secondarySpec(conc int) LoadSpec {
+	s := e.spec(conc)
+	s.Duration /= 2
+	s.Warmup /= 2
+	return s
+}
+
+// secondaryRounds is their number of rounds: one fewer, at least one.
+func (e *Env) secondaryRounds() int { return max(1, e.Settings.Rounds-1) }
 
 // Close stops every process the bench started and removes the scratch
 // directory.

@@ -109,6 +109,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The one variable the bench reads: the PostgreSQL server of
+	// scenario 6, as the tests name it (scripts/postgres.sh prints it).
+	env.PostgresServer = os.Getenv("AGENTD_TEST_POSTGRES_URL")
 	defer env.Close()
 	// Every scenario needs agentd: a checkout that does not build fails
 	// the run rather than every scenario.
@@ -208,6 +211,13 @@ var scenarios = []scenario{
 			"whose model answers at once; the fake model is also called directly with the same streamed request. The tool turn minus the text turn " +
 			"minus one model call is agentd's time for one tool round trip.",
 		runLoop},
+	{"6", "Store and scale-out: PostgreSQL vs SQLite, 1 vs 3 replicas",
+		"Store contract operations called in process on the two backends (internal/store/sqlite on a fresh file, internal/store/postgres on a " +
+			"fresh database of the server in AGENTD_TEST_POSTGRES_URL or on 127.0.0.1:5432, dropped at the end), interleaved. Then A2A `SendMessage` " +
+			"to the instant agent of agentd on SQLite, of agentd on PostgreSQL, and of 1 and of 3 `agentd start` replicas sharing one PostgreSQL " +
+			"database behind a round-robin reverse proxy without stickiness (in the bench process, like internal/daemon's TestReplicaSuite). " +
+			"Cells are half as long and there is one round fewer than in scenarios 1–3.",
+		runStore},
 }
 
 // errNotAvailable marks a scenario (or row) that cannot run on this
