@@ -39,6 +39,9 @@ type AgentdConfig struct {
 	// TracesURL, if set, exports traces there over OTLP/HTTP, every
 	// trace sampled.
 	TracesURL string
+	// MetricsOff turns metrics off ([metrics] enabled = false); otherwise
+	// /metrics is served without a key, for the bench to read.
+	MetricsOff bool
 }
 
 // Agentd is a running agentd.
@@ -102,7 +105,11 @@ func (c AgentdConfig) render(e *Env, listen string) string {
 	if len(c.Gateways) > 0 {
 		p("gateways = %s", tomlList(c.Gateways))
 	}
-	p("\n[metrics]\npublic = true")
+	if c.MetricsOff {
+		p("\n[metrics]\nenabled = false")
+	} else {
+		p("\n[metrics]\npublic = true")
+	}
 	p("\n[a2a]\nenabled = true")
 	p("\n[limits]\nrate_per_sec = 100000000\nburst = 100000000")
 	if c.PostgresURL != "" {

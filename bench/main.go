@@ -218,6 +218,12 @@ var scenarios = []scenario{
 			"database behind a round-robin reverse proxy without stickiness (in the bench process, like internal/daemon's TestReplicaSuite). " +
 			"Cells are half as long and there is one round fewer than in scenarios 1–3.",
 		runStore},
+	{"7", "Telemetry: the cost of tracing on the gateway and A2A paths",
+		"The same gateway `echo` calls (MCP 2025-11-25 session at `/mcp/gateway/everything`) and A2A `SendMessage` to the instant agent, against three agentd " +
+			"instances that differ only in telemetry: all off (`[metrics] enabled = false`, no traces), the default (metrics on, tracing off), and " +
+			"tracing on with every trace sampled (`sample_ratio = 1.0`), exporting over OTLP/HTTP to a receiver in the bench process that counts and " +
+			"discards the spans. Cells are half as long and there is one round fewer than in scenarios 1–3.",
+		runTracing},
 }
 
 // errNotAvailable marks a scenario (or row) that cannot run on this
