@@ -62,7 +62,7 @@ func defaultSettings() Settings {
 	return Settings{
 		Rounds: 3, Duration: 1500 * time.Millisecond, Warmup: 300 * time.Millisecond, MaxCalls: 100_000,
 		Concurrency: []int{1, 16, 64}, Streams: 1000, Sessions: 1000, ColdStarts: 7, MCPServers: 10,
-		SoakCalls: 100_000, SoakWarmup: 5000, SoakMax: 4 * time.Minute,
+		SoakCalls: 100_000, SoakWarmup: 5000, SoakMax: 2 * time.Minute,
 	}
 }
 

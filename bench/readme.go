@@ -58,14 +58,16 @@ func readme(r *Report) string {
 	p("")
 	p("## How it was measured")
 	p("")
-	p("- Everything runs on loopback on this one machine; peers that bind every interface by default (supergateway) are forced onto 127.0.0.1. The machine is shared and noisy, so every comparison is measured in the same run and read as a ratio.")
+	p("- Everything runs on loopback on this one machine; peers that bind every interface by default (supergateway, mcp-proxy) are forced onto 127.0.0.1. The machine is shared and noisy, so every comparison is measured in the same run and read as a ratio.")
 	p("- Each cell (a path at a concurrency) is measured for %s after %s of warm-up, at most %d calls, in %d interleaved rounds (A, B, C, then B, C, A, ...); the tables show the median over rounds of each round's p50, p99 and calls per second.",
 		r.Settings.Duration, r.Settings.Warmup, r.Settings.MaxCalls, r.Settings.Rounds)
 	p("- MCP clients are the go-sdk %s client (Streamable HTTP without the standalone GET stream); A2A clients are a2a-go %s over JSON-RPC; the load generator's HTTP client keeps up to 256 idle connections per host.",
 		r.Machine.Peers["go-sdk"], r.Machine.Peers["a2a-go"])
 	p("- The load generator, agentd and the peers share the same cores, so throughput at high concurrency is bounded by the machine as a whole.")
-	p("- agentd is built with `go build -trimpath` and started with `agentd start --config FILE` in a scratch AGENTD_HOME; its rate limit is raised out of the way. Every process the bench starts runs in its own process group and is killed with its descendants at the end, also on failure or ctrl-C.")
-	p("- Memory is VmRSS of the agentd process from /proc (children excluded).")
+	p("- agentd is built as `make build` builds it (`go build -trimpath -ldflags \"-s -w\"`) and started with `agentd start --config FILE` in a scratch AGENTD_HOME; its rate limit is raised out of the way. Every process the bench starts runs in its own process group and is killed with its descendants at the end, also on failure or ctrl-C.")
+	p("- Memory is VmRSS of the agentd process from /proc (children excluded); open fds are counted in /proc/PID/fd, goroutines read from go_goroutines at agentd's GET /metrics.")
+	p("- Scenario 6 needs PostgreSQL: `make bench` provides it with scripts/postgres.sh as `make test` does (AGENTD_TEST_POSTGRES_URL, else 127.0.0.1:5432, else a throwaway cluster); the bench creates a database per use and drops it.")
+	p("- A target is *met* or *not met* from the medians over rounds; the ratio of every round follows in parentheses, and a verdict that some rounds contradict says so.")
 	p("")
 	p("To reproduce: `make bench`, or `go run ./bench -out DIR` (`-only 1,3` runs some scenarios, `-quick` checks the bench works with tiny counts).")
 	for _, s := range r.Scenarios {

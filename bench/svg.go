@@ -8,8 +8,9 @@ import (
 
 // Colours say whose bar it is: agentd (blue, lighter for a second agentd
 // path in the same panel), the peer agentd is compared with (orange), or
-// a reference that is not a competitor (grey: direct stdio, the minimal
-// server, the model alone).
+// a reference that is not a competitor (grey: direct stdio, the floor
+// relay, the minimal server, the model alone, the store backends and
+// telemetry variants).
 const (
 	colorAgentd  = "#2563eb"
 	colorAgentd2 = "#93c5fd"
@@ -26,7 +27,7 @@ func pathColor(path string, agentdSeen int) string {
 			return colorAgentd2
 		}
 		return colorAgentd
-	case strings.Contains(path, "supergateway") || strings.Contains(path, "@a2a-js"):
+	case strings.Contains(path, "supergateway") || strings.Contains(path, "mcp-proxy") || strings.Contains(path, "@a2a-js"):
 		return colorPeer
 	default:
 		return colorRef
