@@ -67,7 +67,7 @@ func readme(r *Report) string {
 	p("- agentd is built as `make build` builds it (`go build -trimpath -ldflags \"-s -w\"`) and started with `agentd start --config FILE` in a scratch AGENTD_HOME; its rate limit is raised out of the way. Every process the bench starts runs in its own process group and is killed with its descendants at the end, also on failure or ctrl-C.")
 	p("- Memory is VmRSS of the agentd process from /proc (children excluded); open fds are counted in /proc/PID/fd, goroutines read from go_goroutines at agentd's GET /metrics.")
 	p("- Scenario 6 needs PostgreSQL: `make bench` provides it with scripts/postgres.sh as `make test` does (AGENTD_TEST_POSTGRES_URL, else 127.0.0.1:5432, else a throwaway cluster); the bench creates a database per use and drops it.")
-	p("- A target is *met* or *not met* from the medians over rounds; the ratio of every round follows in parentheses, and a verdict that some rounds contradict says so.")
+	p("- A target compares two rows measured in the same rounds: its ratio is the median of the rounds' ratios (each round measures both back to back), the ratio of every round follows in parentheses, and a verdict that some rounds contradict says so.")
 	p("")
 	p("To reproduce: `make bench`, or `go run ./bench -out DIR` (`-only 1,3` runs some scenarios, `-quick` checks the bench works with tiny counts).")
 	for _, s := range r.Scenarios {

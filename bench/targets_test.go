@@ -17,6 +17,10 @@ func TestComparisonTarget(t *testing.T) {
 		{Path: "agentd", Concurrency: 16, Rate: 2000, P99us: 900},
 		{Path: "peer", Concurrency: 16, Rate: 1000, P99us: 1000},
 		{Path: "gone", NA: "did not start"},
+		// A drifting machine: the ratio of the medians (2.0) says more
+		// than any round does; the rounds' median ratio (1.0) does not.
+		{Path: "agentd", Concurrency: 4, Rate: 200, RoundRates: []float64{100, 300, 200}},
+		{Path: "peer", Concurrency: 4, Rate: 100, RoundRates: []float64{100, 100, 400}},
 	}
 	res := &Scenario{Rows: rows}
 	tests := []struct {
@@ -36,6 +40,8 @@ func TestComparisonTarget(t *testing.T) {
 			verdict(true), "0.83× (rounds 0.83, 0.75, 1.38) at c=1", []string{"Rounds disagree"}},
 		{"p99 above", comparison{Num: "agentd", Den: "peer", Metric: mP99, Bounds: []bound{{Conc: 1, Max: 1}}},
 			verdict(false), "1.14× (rounds 1.14, 1.09, 1.20) at c=1", nil},
+		{"paired rounds, not medians", comparison{Num: "agentd", Den: "peer", Metric: mRate, Bounds: []bound{{Conc: 4, Min: 1.5}}},
+			verdict(false), "1.00× (rounds 1.00, 3.00, 0.50) at c=4", []string{"Rounds disagree at c=4"}},
 		{"a missing row is unmeasured, not failed", comparison{Num: "agentd", Den: "gone", Metric: mRate, Bounds: []bound{{Conc: 1, Min: 1}}},
 			nil, "n/a", []string{"gone", "c=1"}},
 	}
