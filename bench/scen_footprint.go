@@ -88,16 +88,18 @@ func runFootprint(ctx context.Context, e *Env, res *Scenario) error {
 		if err := mem.WaitMCP(ctx, e.HTTP, 1, 60*time.Second); err != nil {
 			streamErr, soakErr = err, err
 		} else {
+			// The long run first: the held streams' tasks go on in
+			// server-everything for a minute after their streams close.
+			soak, soakErr = gatewaySoak(ctx, e, mem)
+			if soakErr == nil {
+				soak.rows(res)
+			}
 			streamKB, streamErr = streamGrowth(ctx, e, mem, agentProxy, longOpPart())
 			streamNote = "mcp_proxy agent: each stream's task waits in server-everything's trigger-long-running-operation over stdio, so no outgoing connection per stream"
 			if streamErr != nil {
 				res.naRow("RSS growth per open A2A stream, mcp_proxy agent", streamErr)
 			} else {
 				res.Rows = append(res.Rows, Row{Path: fmt.Sprintf("RSS growth per open A2A stream, mcp_proxy agent (%d held)", e.Settings.Streams), Value: streamKB, Unit: "KiB", Note: streamNote})
-			}
-			soak, soakErr = gatewaySoak(ctx, e, mem)
-			if soakErr == nil {
-				soak.rows(res)
 			}
 		}
 	}
@@ -263,6 +265,7 @@ func holdStreams(ctx context.Context, c *a2aclient.Client, part *a2a.Part, n int
 	var (
 		wg      sync.WaitGroup
 		opened  atomic.Int64
+		ended   atomic.Int64 // streams that ended by themselves
 		ready   = make(chan struct{}, n)
 		errOnce sync.Once
 		first   error
@@ -294,6 +297,9 @@ func holdStreams(ctx context.Context, c *a2aclient.Client, part *a2a.Part, n int
 				<-sem
 				ready <- struct{}{}
 			}
+			if sctx.Err() == nil {
+				ended.Add(1)
+			}
 		})
 	}
 	timeout := time.After(120 * time.Second)
@@ -315,6 +321,11 @@ func holdStreams(ctx context.Context, c *a2aclient.Client, part *a2a.Part, n int
 		err = fmt.Errorf("%d of %d streams failed to open: %v", n-int(opened.Load()), n, first)
 	} else {
 		err = measure()
+		// A stream whose task ended early (say, failed) would have been
+		// measured closed: the number is only good if all were open.
+		if e := ended.Load(); err == nil && e > 0 {
+			err = fmt.Errorf("%d of %d streams ended before the measurement was taken", e, n)
+		}
 	}
 	cancel()
 	wg.Wait()
