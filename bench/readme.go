@@ -50,6 +50,12 @@ func readme(r *Report) string {
 		if !s.Available && len(s.Targets) == 0 {
 			any = true
 			p("- **Scenario %s** (%s): not measured: %s.", s.ID, s.Title, trimNA(s.Reason))
+		} else if len(s.Targets) == 0 {
+			// Scenarios the issues ask to report without a bound.
+			for _, n := range s.Notes {
+				any = true
+				p("- **%s** (reported, no target): %s", s.Title, n)
+			}
 		}
 	}
 	if !any {
