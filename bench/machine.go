@@ -60,6 +60,7 @@ func (e *Env) Machine(ctx context.Context) Machine {
 		for name, dir := range map[string]string{
 			"server-everything": "@modelcontextprotocol/server-everything",
 			"supergateway":      "supergateway",
+			"mcp-proxy":         "mcp-proxy",
 			"@a2a-js/sdk":       "@a2a-js/sdk",
 			"express":           "express",
 		} {
