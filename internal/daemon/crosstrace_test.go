@@ -106,13 +106,14 @@ func relayScript(req *llmtest.Request) llmtest.Reply {
 //	  → chat relay-m (×2)
 //	  → execute_tool mcp_everything_echo → tools/call echo (everything)
 //	  → execute_tool mcp_up_echo → tools/call echo (up)
-//	  → execute_tool a2a_js
+//	  → execute_tool a2a_js → SendMessage js
 //
 // and every next hop saw its parent span's context: server-everything
 // got params._meta.traceparent on its stdin (it echoes nothing of _meta,
 // so a tap in front of it records what it read), the Go upstream answers
 // with the traceparent its handler found in _meta, the A2A agent with
-// the traceparent header of its request, the model API in its headers.
+// the traceparent header of its request (the SendMessage span's), the
+// model API in its headers.
 func TestTraceAcrossProtocols(t *testing.T) {
 	node, dir := nodePeer(t)
 	everything := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
@@ -194,7 +195,7 @@ mcp = true
 	}
 	spans := waitSpans(t, rcv, h, func(s []span) bool {
 		return len(inTrace(s, "chat relay-m")) == 2 && len(inTrace(s, "tools/call echo")) == 2 &&
-			len(inTrace(s, "execute_tool a2a_js")) == 1 && len(inTrace(s, "tools/call agentd_agent_relay")) == 1 && len(inTrace(s, "POST /mcp")) >= 2
+			len(inTrace(s, "SendMessage js")) == 1 && len(inTrace(s, "tools/call agentd_agent_relay")) == 1 && len(inTrace(s, "POST /mcp")) >= 2
 	})
 	t.Logf("trace %s:\n%s", traceID, otlptest.Tree(spans, traceID))
 	one := func(name string, attr ...string) span {
@@ -212,6 +213,7 @@ mcp = true
 	exJS := one("execute_tool a2a_js")
 	upEverything := one("tools/call echo", "agentd.mcp.server", "everything")
 	upUp := one("tools/call echo", "agentd.mcp.server", "up")
+	sendJS := one("SendMessage js")
 	var post span
 	for _, s := range inTrace(spans, "POST /mcp") {
 		if s.SpanID == call.ParentID {
@@ -227,6 +229,7 @@ mcp = true
 		{"execute_tool a2a_js ← invoke_agent", exJS.ParentID, run.SpanID},
 		{"tools/call echo (everything) ← execute_tool", upEverything.ParentID, exEverything.SpanID},
 		{"tools/call echo (up) ← execute_tool", upUp.ParentID, exUp.SpanID},
+		{"SendMessage js ← execute_tool", sendJS.ParentID, exJS.SpanID},
 	}
 	for _, chat := range inTrace(spans, "chat relay-m") {
 		checks = append(checks, struct{ what, parent, want string }{"chat ← invoke_agent", chat.ParentID, run.SpanID})
@@ -238,6 +241,9 @@ mcp = true
 	}
 	if upEverything.Kind != tracepb.Span_SPAN_KIND_CLIENT || exJS.Attrs["agentd.tool.outcome"] != "ok" {
 		t.Errorf("spans: everything %v %v, a2a_js %v", upEverything.Kind, upEverything.Attrs, exJS.Attrs)
+	}
+	if sendJS.Kind != tracepb.Span_SPAN_KIND_CLIENT || sendJS.Attrs["agentd.a2a.agent"] != "js" || sendJS.Attrs["a2a.task.state"] != "completed" {
+		t.Errorf("SendMessage span: %v %v", sendJS.Kind, sendJS.Attrs)
 	}
 	// ONE trace: every span of the request hangs, through its parents, on
 	// the client's span; nothing of it went to another trace.
@@ -259,7 +265,7 @@ mcp = true
 		}
 	}
 	for _, s := range spans {
-		if s.TraceID != traceID && (strings.HasPrefix(s.Name, "execute_tool") || strings.HasPrefix(s.Name, "chat ") || strings.HasPrefix(s.Name, "tools/call")) {
+		if s.TraceID != traceID && (strings.HasPrefix(s.Name, "execute_tool") || strings.HasPrefix(s.Name, "chat ") || strings.HasPrefix(s.Name, "tools/call") || strings.HasPrefix(s.Name, "SendMessage")) {
 			t.Errorf("span %q of the run is in another trace %s", s.Name, s.TraceID)
 		}
 	}
@@ -274,8 +280,8 @@ mcp = true
 	if !strings.Contains(results, "traceparent="+want(upUp)) {
 		t.Errorf("the Go upstream did not see %s in _meta; the model got %s", want(upUp), results)
 	}
-	if !strings.Contains(results, "js agent got: hello js traceparent="+want(exJS)) {
-		t.Errorf("the A2A agent did not see %s in its headers; the model got %s", want(exJS), results)
+	if !strings.Contains(results, "js agent got: hello js traceparent="+want(sendJS)) {
+		t.Errorf("the A2A agent did not see %s in its headers; the model got %s", want(sendJS), results)
 	}
 	if !strings.Contains(results, "hello everything") {
 		t.Errorf("server-everything's echo is not in the results: %s", results)
