@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -21,6 +22,10 @@ import (
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/telemetry/otlptest"
 )
+
+// traceHTML, when set, is where TestTraceAcrossProtocols writes its
+// trace as an HTML waterfall (the picture in docs/observability.md).
+var traceHTML = flag.String("trace-html", "", "write TestTraceAcrossProtocols's trace as an HTML waterfall to this file")
 
 // startJSAgent runs interop/a2a-server.mjs (an @a2a-js/sdk agent) in its
 // trace mode: its answer ends with the traceparent header it received.
@@ -198,6 +203,12 @@ mcp = true
 			len(inTrace(s, "SendMessage js")) == 1 && len(inTrace(s, "tools/call agentd_agent_relay")) == 1 && len(inTrace(s, "POST /mcp")) >= 2
 	})
 	t.Logf("trace %s:\n%s", traceID, otlptest.Tree(spans, traceID))
+	if *traceHTML != "" {
+		page := otlptest.Waterfall(spans, traceID, "agentd: one MCP tools/call across the agent run, the model, two MCP servers and an A2A agent")
+		if err := os.WriteFile(*traceHTML, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	one := func(name string, attr ...string) span {
 		t.Helper()
 		got := inTrace(spans, name, attr...)

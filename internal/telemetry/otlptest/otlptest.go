@@ -179,3 +179,104 @@ func attrMap(kvs []*commonpb.KeyValue) map[string]string {
 	}
 	return out
 }
+
+// Waterfall renders the spans of trace id as a self-contained HTML page:
+// one row a span, indented under its parent, with a bar where it ran on
+// the trace's time line, as trace viewers (Jaeger, Tempo) draw them. The
+// docs' picture of a trace is a screenshot of it, made from a real run.
+func Waterfall(spans []Span, id, title string) string {
+	type row struct {
+		s     Span
+		depth int
+	}
+	var rows []row
+	children := map[string][]Span{}
+	ids := map[string]bool{}
+	for _, s := range spans {
+		if s.TraceID == id {
+			ids[s.SpanID] = true
+		}
+	}
+	var roots []Span
+	var t0, t1 time.Time
+	for _, s := range spans {
+		if s.TraceID != id {
+			continue
+		}
+		if t0.IsZero() || s.Start.Before(t0) {
+			t0 = s.Start
+		}
+		if s.End.After(t1) {
+			t1 = s.End
+		}
+		if ids[s.ParentID] {
+			children[s.ParentID] = append(children[s.ParentID], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	var walk func(s Span, depth int)
+	walk = func(s Span, depth int) {
+		rows = append(rows, row{s, depth})
+		for _, c := range sortByStart(children[s.SpanID]) {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range sortByStart(roots) {
+		walk(r, 0)
+	}
+	total := t1.Sub(t0)
+	if total <= 0 {
+		total = time.Millisecond
+	}
+	const (
+		labelW, barW, rowH = 430, 560, 26
+		width              = labelW + barW + 110
+	)
+	colors := map[tracepb.Span_SpanKind]string{
+		tracepb.Span_SPAN_KIND_SERVER:   "#4f7cd6",
+		tracepb.Span_SPAN_KIND_CLIENT:   "#2f9e6e",
+		tracepb.Span_SPAN_KIND_INTERNAL: "#c98a1b",
+	}
+	height := (len(rows)+1)*rowH + 12
+	var b strings.Builder
+	fmt.Fprintf(&b, `<!doctype html><html><head><meta charset="utf-8"><title>%s</title>
+<style>body{margin:0;background:#fff;font:13px -apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:#222}
+h1{font-size:15px;margin:12px 16px 4px}p{margin:0 16px 8px;color:#555}text{font:12px -apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}</style></head>
+<body><h1>%s</h1><p>trace %s · %d spans · %s · <span style="color:%s">■</span> server <span style="color:%s">■</span> client <span style="color:%s">■</span> internal</p>
+<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d">`,
+		htmlEscape(title), htmlEscape(title), id, len(rows), total.Round(time.Microsecond*10),
+		colors[tracepb.Span_SPAN_KIND_SERVER], colors[tracepb.Span_SPAN_KIND_CLIENT], colors[tracepb.Span_SPAN_KIND_INTERNAL], width, height)
+	// The time axis.
+	for i := 0; i <= 4; i++ {
+		x := labelW + barW*i/4
+		fmt.Fprintf(&b, `<line x1="%d" y1="0" x2="%d" y2="%d" stroke="#e4e4e4"/><text x="%d" y="14" fill="#888" text-anchor="middle">%s</text>`,
+			x, x, height, x, (total * time.Duration(i) / 4).Round(time.Microsecond*10))
+	}
+	for i, r := range rows {
+		y := (i+1)*rowH + 6
+		if i%2 == 0 {
+			fmt.Fprintf(&b, `<rect x="0" y="%d" width="%d" height="%d" fill="#f7f8fa"/>`, y-4, width, rowH)
+		}
+		// Which upstream a client span went to, as viewers show it.
+		where := ""
+		if srv := r.s.Attrs["agentd.mcp.server"]; srv != "" {
+			where = " · " + srv
+		}
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s<tspan fill="#888">%s</tspan></text>`, 12+r.depth*16, y+13, htmlEscape(r.s.Name), htmlEscape(where))
+		x := labelW + int(float64(barW)*float64(r.s.Start.Sub(t0))/float64(total))
+		w := max(int(float64(barW)*float64(r.s.End.Sub(r.s.Start))/float64(total)), 2)
+		color := colors[r.s.Kind]
+		if color == "" {
+			color = "#888"
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="14" rx="2" fill="%s"/>`, x, y+2, w, color)
+		fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#555">%s</text>`, x+w+6, y+13, r.s.End.Sub(r.s.Start).Round(time.Microsecond*10))
+	}
+	b.WriteString("</svg></body></html>\n")
+	return b.String()
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
