@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/telemetry/otlptest"
+	"github.com/agentd/agentd/internal/tool"
 )
 
 // traceHTML, when set, is where TestTraceAcrossProtocols writes its
@@ -79,6 +80,31 @@ func startJSAgent(t *testing.T, node, dir, token string) string {
 		t.Fatalf("js agent did not start in time; stderr: %s", stderr.String())
 	}
 	return ""
+}
+
+// waitTool waits for reg to hold the tool name: the registry says when
+// its tool set changes (an external agent's discovery does).
+func waitTool(t *testing.T, reg *tool.Registry, name string, limit time.Duration) {
+	t.Helper()
+	changed := make(chan struct{}, 1)
+	stop := reg.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
+	timeout := time.After(limit)
+	for {
+		if _, ok := reg.Lookup(name); ok {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("no tool %s within %v", name, limit)
+		}
+	}
 }
 
 // relayScript is the fake model of the relay agent: a user turn gets
@@ -157,16 +183,7 @@ mcp = true
 `, rcv.URL, os.Args[0], tapArg, tap, node, everything, jsURL)
 	h := newHarnessModel(t, extra, map[string]string{"JS_TOKEN": "js-secret"}, nil, relayScript)
 	h.waitConnected("everything")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, ok := h.d.Tools.Lookup("a2a_js"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the external A2A agent js was never discovered")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitTool(t, h.d.Tools, "a2a_js", 30*time.Second)
 
 	const traceID = "6bf92f3577b34da6a3ce929d0e0e4738"
 	const remoteParent = "00f067aa0ba902b8"
