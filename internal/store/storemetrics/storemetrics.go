@@ -102,7 +102,7 @@ const (
 )
 
 // errNames are the error.type values; "" is success (no label).
-var errNames = [numErrKinds]string{"", "not_found", "exists", "conflict", "canceled", "timeout", "_OTHER"}
+var errNames = [numErrKinds]string{"", "not_found", "exists", "conflict", "cancelled", "timeout", "_OTHER"}
 
 func kindOf(err error) errKind {
 	switch {

@@ -100,7 +100,7 @@ func contract(t *testing.T, backend string, open func(t *testing.T) store.Store)
 		{"GetSession", "not_found"},
 		{"CreateSession", "exists"},
 		{"UpdateTask", "conflict"},
-		{"QueryAudit", "canceled"},
+		{"QueryAudit", "cancelled"},
 		{"GetSession", ""},
 	} {
 		if got[[3]string{backend, c.op, c.errType}] == 0 {
