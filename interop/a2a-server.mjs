@@ -2,18 +2,24 @@
 // delegates to as an external agent. It answers "js agent got: <text>" as
 // a completed task with one artifact, and checks the bearer token.
 //
-// Usage: node a2a-server.mjs MODE TOKEN
+// Usage: node a2a-server.mjs MODE TOKEN [trace]
 //   MODE v1  serves A2A 1.0 only; MODE v03 serves only a 0.3 JSON-RPC
 //   interface (legacyCompat). Listens on 127.0.0.1 (a free port) and
-//   prints {"url": ...} on stdout once ready.
+//   prints {"url": ...} on stdout once ready. With "trace", the answer
+//   ends with " traceparent=<the request's traceparent header>", so a
+//   test can see the W3C trace context agentd passed on.
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
-const [mode = 'v1', token = ''] = process.argv.slice(2);
+const [mode = 'v1', token = '', flag = ''] = process.argv.slice(2);
 const legacy = mode === 'v03';
+const echoTrace = flag === 'trace';
+// The traceparent of the JSON-RPC request being served: the executor runs
+// within it, and the tests send one request at a time.
+let traceparent = '';
 
 const app = express();
 const server = app.listen(0, '127.0.0.1', () => {
@@ -36,7 +42,7 @@ const server = app.listen(0, '127.0.0.1', () => {
         contextId: ctx.contextId,
         status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString() },
         history: [ctx.userMessage],
-        artifacts: [{ artifactId: randomUUID(), name: 'echo', parts: [{ content: { $case: 'text', value: `js agent got: ${text}` } }] }],
+        artifacts: [{ artifactId: randomUUID(), name: 'echo', parts: [{ content: { $case: 'text', value: `js agent got: ${text}` + (echoTrace ? ` traceparent=${traceparent}` : '') } }] }],
       }));
       bus.finished();
     },
@@ -52,6 +58,7 @@ const server = app.listen(0, '127.0.0.1', () => {
       res.status(401).json({ error: 'unauthorized' });
       return;
     }
+    traceparent = req.get('traceparent') ?? '';
     next();
   }, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, ...compat }));
   console.log(JSON.stringify({ url: base, role: Role.ROLE_AGENT }));

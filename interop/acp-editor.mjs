@@ -94,10 +94,12 @@ async function firstRun() {
     check(typeof sessionId === "string" && sessionId.length > 0, "session/new: a session id", created);
     check(created.modes?.currentModeId === "ask", "session/new: modes", created.modes);
 
-    // A turn with the editor's MCP tools and an edit that needs approval.
+    // A turn with the editor's MCP tools and an edit that needs approval,
+    // in the editor's trace (W3C trace context in _meta, as ACP reserves).
     const first = await ctx.request(methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "use the tools" }],
+      _meta: { traceparent: "00-3bf92f3577b34da6a3ce929d0e0e4733-30f067aa0ba902b3-01" },
     });
     check(first.stopReason === "end_turn", "prompt: end_turn", first);
     const calls = ed.state.updates.map((n) => n.update).filter((u) => u.sessionUpdate === "tool_call");

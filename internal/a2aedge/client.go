@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/telemetry"
@@ -68,7 +69,9 @@ type ClientOptions struct {
 	RetryInterval time.Duration
 	// UserAgent is sent on every request; default "agentd".
 	UserAgent string
-	Logger    *slog.Logger
+	// Tracer records a client span per message sent (nil: none).
+	Tracer trace.TracerProvider
+	Logger *slog.Logger
 }
 
 // Client talks to remote A2A agents (1.0 and 0.3, JSON-RPC or HTTP+JSON):
@@ -76,8 +79,9 @@ type ClientOptions struct {
 // external agents in the background and offers them to local agents as
 // tools (it is a tool.Source).
 type Client struct {
-	opts ClientOptions
-	log  *slog.Logger
+	opts   ClientOptions
+	log    *slog.Logger
+	tracer trace.Tracer // nil: no spans
 
 	mu       sync.Mutex
 	agents   map[string]*remote // by configured name
@@ -131,6 +135,9 @@ func NewClient(opts ClientOptions) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{opts: opts, log: orDiscard(opts.Logger), agents: map[string]*remote{}, adhoc: map[string]*remote{},
 		sent: map[a2a.TaskID]string{}, ctx: ctx, cancel: cancel}
+	if opts.Tracer != nil {
+		c.tracer = opts.Tracer.Tracer(telemetry.Scope)
+	}
 	used := map[string]bool{"a2a_discover": true, "a2a_send": true}
 	for _, e := range opts.External {
 		name := ToolName(e.Name)
@@ -446,8 +453,16 @@ func (r SendRequest) a2a() *a2a.SendMessageRequest {
 
 // Send sends a message to target (an external agent's name or a URL) and
 // waits for the task to end or ask for input, polling if the agent
-// answers before it is done.
+// answers before it is done. With tracing on the exchange is a client
+// span (observe.go), whose context goes to the agent in traceparent.
 func (c *Client) Send(ctx context.Context, target string, req SendRequest) (*a2a.Task, error) {
+	ctx, span := c.startSend(ctx, target)
+	task, err := c.send(ctx, target, req)
+	endSend(span, task, err)
+	return task, err
+}
+
+func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a.Task, error) {
 	r, err := c.target(ctx, target)
 	if err != nil {
 		return nil, err

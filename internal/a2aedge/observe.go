@@ -6,8 +6,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/telemetry/attrset"
@@ -91,4 +93,39 @@ func streamingMethod(m string) bool {
 // streamingPath reports whether an HTTP+JSON path answers with a stream.
 func streamingPath(p string) bool {
 	return strings.HasSuffix(p, ":stream") || strings.HasSuffix(p, ":subscribe")
+}
+
+// keyRemoteAgent names the external A2A agent a message went to: its
+// configured name, or "_url" for one addressed by URL (a URL is no
+// bounded value, and may carry more than a span should).
+const keyRemoteAgent = attribute.Key("agentd.a2a.agent")
+
+// startSend starts the client span of a message sent to target; nil
+// when tracing is off.
+func (c *Client) startSend(ctx context.Context, target string) (context.Context, trace.Span) {
+	if c.tracer == nil {
+		return ctx, nil
+	}
+	label := target
+	if strings.Contains(target, "://") {
+		label = "_url"
+	}
+	return c.tracer.Start(ctx, "SendMessage "+label, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(keyRemoteAgent.String(label)))
+}
+
+// endSend ends a send's span with the state the task reached, or the
+// failure.
+func endSend(span trace.Span, task *a2a.Task, err error) {
+	if span == nil {
+		return
+	}
+	if task != nil && task.Status.State != "" {
+		span.SetAttributes(keyTaskState.String(stateLabel(task.Status.State)))
+	}
+	if err != nil {
+		span.SetAttributes(semconv.ErrorTypeKey.String("_OTHER"))
+		span.SetStatus(codes.Error, "send failed")
+	}
+	span.End()
 }

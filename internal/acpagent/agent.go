@@ -11,11 +11,13 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -72,7 +74,12 @@ type Options struct {
 	// wind down before it answers "cancelled" anyway; default 50 ms. The
 	// run keeps its session busy until it has finished.
 	CancelGrace time.Duration
-	Logger      *slog.Logger
+	// Tracer records a server span for each session/new, session/load,
+	// session/resume and session/prompt, the parent of the run's spans;
+	// nil records none. Either way a request's _meta traceparent is the
+	// parent of what the request does.
+	Tracer trace.TracerProvider
+	Logger *slog.Logger
 }
 
 // Errors of the edge. They reach the editor as JSON-RPC errors.
@@ -139,9 +146,10 @@ func (g *gatedReader) Read(p []byte) (int, error) {
 
 // server implements the ACP agent for one connection.
 type server struct {
-	opts Options
-	log  *slog.Logger
-	peer peer
+	opts   Options
+	log    *slog.Logger
+	peer   peer
+	tracer trace.Tracer // nil: no spans
 
 	runs sync.WaitGroup // kernel runs started by prompts
 
@@ -171,7 +179,11 @@ func newServer(opts Options) (*server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &server{opts: opts, log: log, sessions: map[string]*session{}}, nil
+	s := &server{opts: opts, log: log, sessions: map[string]*session{}}
+	if opts.Tracer != nil {
+		s.tracer = opts.Tracer.Tracer(telemetry.Scope)
+	}
+	return s, nil
 }
 
 // shutdown cancels every run, waits for them, and closes every session's

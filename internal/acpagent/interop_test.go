@@ -135,4 +135,17 @@ version = "9.9.9"
 	if n := model.Count(); n != 5 {
 		t.Errorf("model calls = %d, want 5", n)
 	}
+	// The first prompt's _meta.traceparent went on with its run to the
+	// model API (tracing is off: the editor's context, unchanged); the
+	// slow prompt had none.
+	const editorTP = "00-3bf92f3577b34da6a3ce929d0e0e4733-30f067aa0ba902b3-01"
+	for i, r := range model.Requests() {
+		want := editorTP
+		if i == 4 {
+			want = ""
+		}
+		if got := r.Header.Get("Traceparent"); got != want {
+			t.Errorf("model request %d: traceparent %q, want %q", i+1, got, want)
+		}
+	}
 }

@@ -111,11 +111,20 @@ type runOutcome struct {
 	err error
 }
 
-// Prompt implements acp.Agent. The turn runs on its own goroutine: the
-// SDK already serves each request off its read loop, and Prompt itself
-// only waits, so session/cancel (which cancels ctx) answers "cancelled"
-// at once even if the run takes longer to wind down.
+// Prompt implements acp.Agent: prompt in the trace of the request's
+// _meta.
 func (s *server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	ctx, span := s.startRequest(ctx, "session/prompt", p.Meta, p.SessionId)
+	resp, err := s.prompt(ctx, p)
+	span.end("", resp.StopReason, err)
+	return resp, err
+}
+
+// prompt runs the turn on its own goroutine: the SDK already serves each
+// request off its read loop, and prompt itself only waits, so
+// session/cancel (which cancels ctx) answers "cancelled" at once even if
+// the run takes longer to wind down.
+func (s *server) prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
 	if err := s.requireAuth(); err != nil {
 		return acp.PromptResponse{}, err
 	}

@@ -211,9 +211,18 @@ func (s *server) openSession(ctx context.Context, id, cwd string, servers []acp.
 	return ss, nil
 }
 
-// NewSession implements acp.Agent. The kernel session is created by the
-// first prompt, with this id, so an empty session leaves no record.
+// NewSession implements acp.Agent: newSession in the trace of the
+// request's _meta.
 func (s *server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	ctx, span := s.startRequest(ctx, "session/new", p.Meta, "")
+	resp, err := s.newSession(ctx, p)
+	span.end(resp.SessionId, "", err)
+	return resp, err
+}
+
+// newSession opens a session. The kernel session is created by the first
+// prompt, with this id, so an empty session leaves no record.
+func (s *server) newSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
 	if err := s.requireAuth(); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
@@ -259,7 +268,9 @@ func (s *server) resume(ctx context.Context, id acp.SessionId, cwd string, serve
 // LoadSession implements acp.AgentLoader: it replays the stored history as
 // session/update notifications, then sends again any permission request
 // still waiting for an answer, since the editor that reloads has lost it.
-func (s *server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+func (s *server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (_ acp.LoadSessionResponse, err error) {
+	ctx, span := s.startRequest(ctx, "session/load", p.Meta, p.SessionId)
+	defer func() { span.end("", "", err) }()
 	ss, history, err := s.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
 		return acp.LoadSessionResponse{}, err
@@ -272,7 +283,9 @@ func (s *server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp
 }
 
 // ResumeSession implements acp.Agent: session/load without the replay.
-func (s *server) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+func (s *server) ResumeSession(ctx context.Context, p acp.ResumeSessionRequest) (_ acp.ResumeSessionResponse, err error) {
+	ctx, span := s.startRequest(ctx, "session/resume", p.Meta, p.SessionId)
+	defer func() { span.end("", "", err) }()
 	ss, _, err := s.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
 		return acp.ResumeSessionResponse{}, err

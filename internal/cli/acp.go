@@ -80,6 +80,7 @@ func runACP(ctx context.Context, e *env, args []string) error {
 			},
 			Ambient: cfg.LookupSecret,
 		}),
+		Tracer: d.Telemetry.TracerProvider(),
 		Logger: log,
 	})
 }

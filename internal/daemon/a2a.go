@@ -87,6 +87,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		LookupSecret: d.cfg.LookupSecret,
 		Guard:        func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} },
 		UserAgent:    "agentd/" + buildinfo.Version(),
+		Tracer:       d.Telemetry.TracerProvider(),
 		Logger:       log.With("role", "client"),
 	})
 	d.Tools.AddSource(edge.client)

@@ -280,8 +280,14 @@ func TestA2AKill9(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// Each slow run's model call says when it starts streaming.
+	streaming := make(chan struct{}, 3)
 	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
 		if strings.HasPrefix(r.LastUserText(), "slow") {
+			select {
+			case streaming <- struct{}{}:
+			default: // a retry: the test counts first calls only
+			}
 			// A minute of streaming: still running when the process dies.
 			return llmtest.Reply{Text: strings.Repeat("s", 1200), Chunks: 1200, Delay: 50 * time.Millisecond}
 		}
@@ -314,8 +320,14 @@ func TestA2AKill9(t *testing.T) {
 		}
 		slow = append(slow, task.ID)
 	}
-	// Let the runs stream for a while, so some progress is on disk.
-	time.Sleep(1500 * time.Millisecond)
+	// Kill the process once every slow run is in its model call.
+	for i := range slow {
+		select {
+		case <-streaming:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %d of %d slow runs reached the model", i, len(slow))
+		}
+	}
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
+	"github.com/agentd/agentd/internal/store/storemetrics"
 	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 	"github.com/agentd/agentd/internal/webui"
@@ -129,12 +130,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		_ = d.Telemetry.Shutdown(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	d.Store = db
 	d.Cluster, err = joinReplicas(ctx, cfg, db, log.With("component", "replicas"))
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
+	// Everything but the replicas' own bookkeeping goes through the store
+	// timed (db.client.operation.duration); without metrics this is db.
+	db = storemetrics.Wrap(db, storeSystem(cfg), meter)
+	d.Store = db
 
 	// Audit records are written off the tool call's path, in batches; the
 	// API's reads wait for what was queued before them.

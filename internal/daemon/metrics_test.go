@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
 
 // TestMetricsExposition drives a scripted workload against a daemon on
@@ -48,6 +51,12 @@ func TestMetricsExposition(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), "completed") {
 			t.Fatalf("a2a %s: %d %s", method, resp.StatusCode, body)
 		}
+	}
+
+	// The audit log, read back: the API waits for the records queued
+	// before it, so the audit writer's batches are in the store by now.
+	if resp, body := h.do("GET", "/api/audit?limit=5", "", nil, nil); resp.StatusCode != 200 {
+		t.Fatalf("audit: %d %s", resp.StatusCode, body)
 	}
 
 	// A wrong key, until the rate limit refuses it.
@@ -124,6 +133,18 @@ func TestMetricsExposition(t *testing.T) {
 	m.atLeast(t, "agentd_a2a_tasks_total", labels{"gen_ai_agent_name": "worker", "a2a_task_state": "completed"}, 2)
 	m.exactly(t, "agentd_a2a_streams_active", labels{"gen_ai_agent_name": "worker"}, 0)
 
+	// Store operations by backend, operation and error: the runs' sessions
+	// and messages, the audit batches and their query, the session that
+	// was not there.
+	db := labels{"db_system_name": "sqlite"}
+	for op, n := range map[string]float64{"CreateSession": 1, "AppendMessages": 4, "AppendAuditBatch": 1, "QueryAudit": 1} {
+		m.atLeast(t, "db_client_operation_duration_seconds", labels{"db_system_name": "sqlite", "db_operation_name": op}, n)
+	}
+	m.atLeast(t, "db_client_operation_duration_seconds", labels{"db_system_name": "sqlite", "db_operation_name": "GetSession", "error_type": "not_found"}, 1)
+	if sum := m.total(t, "db_client_operation_duration_seconds", db, func(mt *dto.Metric) float64 { return mt.GetHistogram().GetSampleSum() }); sum <= 0 || sum > 60 {
+		t.Errorf("store operations took %vs in all: implausible", sum)
+	}
+
 	// Go runtime and process.
 	m.atLeast(t, "go_goroutines", nil, 1)
 	m.atLeast(t, "process_resident_memory_bytes", nil, 1)
@@ -131,6 +152,41 @@ func TestMetricsExposition(t *testing.T) {
 
 	// The Grafana dashboards query nothing that is not exported.
 	checkDashboards(t, families)
+}
+
+// TestMetricsStorePostgres: on PostgreSQL the store's operations are
+// timed too, labelled postgresql.
+func TestMetricsStorePostgres(t *testing.T) {
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv)}
+	h := newHarness(t, "\n[store]\nbackend = \"postgres\"\nurl_env = \"TEAM_DB_URL\"\n", env)
+	if resp, body := h.do("POST", "/api/agents/worker/messages", "", map[string]string{"message": "hello"}, nil); resp.StatusCode != 200 {
+		t.Fatalf("message: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := h.do("GET", "/api/sessions/nope", "", nil, nil); resp.StatusCode != 404 {
+		t.Fatalf("missing session: %d", resp.StatusCode)
+	}
+	resp, body := h.do("GET", "/metrics", "", nil, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse the exposition: %v", err)
+	}
+	m := metricSet(families)
+	m.atLeast(t, "db_client_operation_duration_seconds", labels{"db_system_name": "postgresql", "db_operation_name": "CreateSession"}, 1)
+	m.atLeast(t, "db_client_operation_duration_seconds", labels{"db_system_name": "postgresql", "db_operation_name": "AppendMessages"}, 1)
+	m.atLeast(t, "db_client_operation_duration_seconds", labels{"db_system_name": "postgresql", "db_operation_name": "GetSession", "error_type": "not_found"}, 1)
+	if _, ok := m["db_client_operation_duration_seconds"]; ok {
+		for _, mt := range m["db_client_operation_duration_seconds"].Metric {
+			for _, lp := range mt.Label {
+				if lp.GetName() == "db_system_name" && lp.GetValue() != "postgresql" {
+					t.Errorf("a store series on PostgreSQL is labelled %s", lp.GetValue())
+				}
+			}
+		}
+	}
 }
 
 // TestMetricsPublicAndDisabled: [metrics] public serves /metrics without

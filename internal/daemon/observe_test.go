@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,11 +28,39 @@ import (
 // the traceparent it found in the request's _meta.
 const upstreamArg = "agentd-test-mcp-upstream"
 
+// tapArg makes the test binary a tap in front of a stdio MCP server
+// (TestMain): `tapArg LOG COMMAND ARGS...` runs COMMAND and copies to
+// LOG every byte it passes to the server's stdin, so a test sees what a
+// server that echoes nothing of it (server-everything) received.
+const tapArg = "agentd-test-stdio-tap"
+
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == upstreamArg {
 		os.Exit(runUpstream())
 	}
+	if len(os.Args) > 3 && os.Args[1] == tapArg {
+		os.Exit(runTap(os.Args[2], os.Args[3], os.Args[4:]...))
+	}
 	os.Exit(m.Run())
+}
+
+func runTap(log, command string, args ...string) int {
+	f, err := os.Create(log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tap:", err)
+		return 1
+	}
+	defer f.Close()
+	cmd := exec.Command(command, args...)
+	// The copy to the server's stdin writes the log first: whatever the
+	// server has read is in the log.
+	cmd.Stdin = io.TeeReader(os.Stdin, f)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tap:", err)
+		return 1
+	}
+	return 0
 }
 
 func runUpstream() int {
@@ -92,7 +121,14 @@ func newHarness(t *testing.T, extra string, env map[string]string) *harness {
 // newHarnessLog is newHarness with the daemon logging to log.
 func newHarnessLog(t *testing.T, extra string, env map[string]string, log *slog.Logger) *harness {
 	t.Helper()
-	model := llmtest.NewOpenAIServer(t, toolThenAnswer)
+	return newHarnessModel(t, extra, env, log, toolThenAnswer)
+}
+
+// newHarnessModel is newHarnessLog with the fake model answering with
+// script.
+func newHarnessModel(t *testing.T, extra string, env map[string]string, log *slog.Logger, script llmtest.Handler) *harness {
+	t.Helper()
+	model := llmtest.NewOpenAIServer(t, script)
 	home := t.TempDir()
 	body := fmt.Sprintf(`listen = "127.0.0.1:0"
 api_key_env = "TEST_KEY"

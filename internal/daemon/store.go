@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/sqlite"
+	"github.com/agentd/agentd/internal/store/storemetrics"
 )
 
 // openStore opens the backend [store] chooses. A PostgreSQL database that
@@ -41,6 +42,14 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (store
 		// Validation refuses it; a Config built in code may still say it.
 		return nil, fmt.Errorf("open store: store.backend %q is not one of %s, %s", cfg.Store.Backend, config.BackendSQLite, config.BackendPostgres)
 	}
+}
+
+// storeSystem is the backend's db.system.name, for the store's metrics.
+func storeSystem(cfg *config.Config) string {
+	if cfg.Store.Backend == config.BackendPostgres {
+		return storemetrics.PostgreSQL
+	}
+	return storemetrics.SQLite
 }
 
 // joinReplicas makes this daemon a replica of the system on db when the
