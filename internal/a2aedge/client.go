@@ -471,7 +471,7 @@ func (c *Client) Send(ctx context.Context, target string, req SendRequest) (*a2a
 		c.remember(task.ID, target)
 	}
 	delay := 100 * time.Millisecond
-	for !settled(task.Status.State) && task.ID != "" {
+	for !Settled(task.Status.State) && task.ID != "" {
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
@@ -486,19 +486,19 @@ func (c *Client) Send(ctx context.Context, target string, req SendRequest) (*a2a
 	return task, nil
 }
 
-// settled reports whether a task needs nothing more from the server.
-func settled(s a2a.TaskState) bool {
+// Settled reports whether a task needs nothing more from the server.
+func Settled(s a2a.TaskState) bool {
 	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }
 
 // Stream sends a message to target and yields the task's events as they
 // come.
 func (c *Client) Stream(ctx context.Context, target string, req SendRequest) iter.Seq2[a2a.Event, error] {
-	return c.streamMessage(ctx, target, req.a2a())
+	return c.StreamMessage(ctx, target, req.a2a())
 }
 
-// streamMessage is Stream for a message of any parts.
-func (c *Client) streamMessage(ctx context.Context, target string, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+// StreamMessage is Stream for a message of any parts.
+func (c *Client) StreamMessage(ctx context.Context, target string, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		r, err := c.target(ctx, target)
 		if err != nil {
@@ -578,15 +578,15 @@ func (c *Client) remember(id a2a.TaskID, target string) {
 func ResultText(t *a2a.Task) string {
 	var b strings.Builder
 	for _, a := range t.Artifacts {
-		writeParts(&b, a.Parts)
+		WriteParts(&b, a.Parts)
 	}
 	if b.Len() == 0 && t.Status.Message != nil {
-		writeParts(&b, t.Status.Message.Parts)
+		WriteParts(&b, t.Status.Message.Parts)
 	}
 	if b.Len() == 0 {
 		for i := len(t.History) - 1; i >= 0; i-- {
 			if t.History[i].Role == a2a.MessageRoleAgent {
-				writeParts(&b, t.History[i].Parts)
+				WriteParts(&b, t.History[i].Parts)
 				break
 			}
 		}
@@ -594,7 +594,8 @@ func ResultText(t *a2a.Task) string {
 	return b.String()
 }
 
-func writeParts(b *strings.Builder, parts a2a.ContentParts) {
+// WriteParts writes parts as text: text as is, data as JSON, files named.
+func WriteParts(b *strings.Builder, parts a2a.ContentParts) {
 	for _, p := range parts {
 		switch v := p.Content.(type) {
 		case a2a.Text:
