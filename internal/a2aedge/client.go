@@ -86,10 +86,10 @@ type Client struct {
 	sent     map[a2a.TaskID]string
 	sentList []a2a.TaskID
 	watchers []func()
+	stop     context.CancelFunc // ends discovery; set by Start
+	closed   bool
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg sync.WaitGroup // discovery loops
 }
 
 // remote is one remote agent: its config, its card once discovered, and
@@ -128,9 +128,8 @@ func NewClient(opts ClientOptions) *Client {
 	if opts.LookupSecret == nil {
 		opts.LookupSecret = func(string) (string, bool) { return "", false }
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{opts: opts, log: orDiscard(opts.Logger), agents: map[string]*remote{}, adhoc: map[string]*remote{},
-		sent: map[a2a.TaskID]string{}, ctx: ctx, cancel: cancel}
+		sent: map[a2a.TaskID]string{}}
 	used := map[string]bool{"a2a_discover": true, "a2a_send": true}
 	for _, e := range opts.External {
 		name := ToolName(e.Name)
@@ -145,31 +144,45 @@ func NewClient(opts ClientOptions) *Client {
 }
 
 // Start discovers the external agents in the background, one goroutine
-// each, retrying failures with backoff. It never blocks.
+// each, retrying failures with backoff. It never blocks; after the first
+// call, and after Close, it does nothing.
 func (c *Client) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stop = cancel
 	for _, name := range c.order {
-		c.wg.Go(func() { c.discoverLoop(name) })
+		c.wg.Go(func() { c.discoverLoop(ctx, name) })
 	}
 }
 
-// Close stops background discovery.
+// Close stops background discovery and waits for it.
 func (c *Client) Close() error {
-	c.cancel()
+	c.mu.Lock()
+	c.closed = true
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	c.wg.Wait()
 	return nil
 }
 
-func (c *Client) discoverLoop(name string) {
+func (c *Client) discoverLoop(ctx context.Context, name string) {
 	delay := c.opts.RetryInterval
 	for {
-		err := c.refresh(c.ctx, name)
-		if err == nil || c.ctx.Err() != nil {
+		err := c.refresh(ctx, name)
+		if err == nil || ctx.Err() != nil {
 			return
 		}
 		c.log.Warn("a2a agent discovery failed; will retry", "agent", name, "retry_in", delay, "err", err)
 		select {
 		case <-time.After(delay):
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		}
 		delay = min(delay*2, 10*time.Minute)
