@@ -119,7 +119,7 @@ func NewProxy(opts ProxyOptions) *Proxy { return &Proxy{opts: opts} }
 
 // Run implements a2aedge.ModelFree: one proxied call.
 func (s *Proxy) Run(ctx context.Context, t *a2aedge.Task) (a2a.TaskState, []*a2a.Part) {
-	end := s.proxyCall(ctx, t, t.Manifest, t.ContextID, t.Message)
+	end := s.proxyCall(ctx, t)
 	return end.state, end.parts
 }
 
@@ -131,8 +131,9 @@ type outcome struct {
 }
 
 // proxyCall runs one proxied call and returns how the task ends.
-func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task, m manifest.Manifest, contextID string, msg *a2a.Message) *outcome {
-	req, perr := parseProxyRequest(msg)
+func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
+	m := r.Manifest
+	req, perr := parseProxyRequest(r.Message)
 	if perr != nil {
 		return proxyFailure(ProxyReply{Error: perr})
 	}
@@ -174,7 +175,7 @@ func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task, m manifest.Manif
 	}
 
 	scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
-		Agent: m.Name, SessionID: contextID, Rules: s.opts.Kernel.Rules(m), Approver: r.Approver(),
+		Agent: m.Name, SessionID: r.ContextID, Rules: s.opts.Kernel.Rules(m), Approver: r.Approver(),
 	})
 	call := llm.ToolCall{ID: "proxy-" + agent.NewID(), Name: target.name, Arguments: raw}
 	rec := &mcpclient.CallRecord{}
