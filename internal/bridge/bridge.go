@@ -59,9 +59,10 @@ const bridgeSchema = `{"type":"object","properties":{` +
 
 // BridgeOptions configure a Bridge.
 type BridgeOptions struct {
-	// Server serves agentd's own agents exposed over A2A, which Kernel
-	// lists; nil serves none.
+	// Server serves agentd's own agents exposed over A2A; nil serves none.
 	Server *a2aedge.Server
+	// Kernel lists those agents and says when they change; required with
+	// Server.
 	Kernel *agent.Kernel
 	// Client serves the discovered external agents; nil serves none.
 	Client *a2aedge.Client
