@@ -58,8 +58,8 @@ func (s *Server) Card(base string, m manifest.Manifest) *a2a.AgentCard {
 			ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: tags, Examples: sk.Examples,
 		})
 	}
-	if m.Kind == manifest.KindMCPProxy {
-		s.proxyCard(card, m)
+	if m.Kind == manifest.KindMCPProxy && s.opts.ModelFree != nil {
+		s.opts.ModelFree.Card(card, m)
 	}
 	if s.opts.BearerAuth {
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{

@@ -90,10 +90,10 @@ type Client struct {
 	sent     map[a2a.TaskID]string
 	sentList []a2a.TaskID
 	watchers []func()
+	stop     context.CancelFunc // ends discovery; set by Start
+	closed   bool
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg sync.WaitGroup // discovery loops
 }
 
 // remote is one remote agent: its config, its card once discovered, and
@@ -132,9 +132,8 @@ func NewClient(opts ClientOptions) *Client {
 	if opts.LookupSecret == nil {
 		opts.LookupSecret = func(string) (string, bool) { return "", false }
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{opts: opts, log: orDiscard(opts.Logger), agents: map[string]*remote{}, adhoc: map[string]*remote{},
-		sent: map[a2a.TaskID]string{}, ctx: ctx, cancel: cancel}
+		sent: map[a2a.TaskID]string{}}
 	if opts.Tracer != nil {
 		c.tracer = opts.Tracer.Tracer(telemetry.Scope)
 	}
@@ -152,31 +151,45 @@ func NewClient(opts ClientOptions) *Client {
 }
 
 // Start discovers the external agents in the background, one goroutine
-// each, retrying failures with backoff. It never blocks.
+// each, retrying failures with backoff. It never blocks; after the first
+// call, and after Close, it does nothing.
 func (c *Client) Start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stop = cancel
 	for _, name := range c.order {
-		c.wg.Go(func() { c.discoverLoop(name) })
+		c.wg.Go(func() { c.discoverLoop(ctx, name) })
 	}
 }
 
-// Close stops background discovery.
+// Close stops background discovery and waits for it.
 func (c *Client) Close() error {
-	c.cancel()
+	c.mu.Lock()
+	c.closed = true
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	c.wg.Wait()
 	return nil
 }
 
-func (c *Client) discoverLoop(name string) {
+func (c *Client) discoverLoop(ctx context.Context, name string) {
 	delay := c.opts.RetryInterval
 	for {
-		err := c.refresh(c.ctx, name)
-		if err == nil || c.ctx.Err() != nil {
+		err := c.refresh(ctx, name)
+		if err == nil || ctx.Err() != nil {
 			return
 		}
 		c.log.Warn("a2a agent discovery failed; will retry", "agent", name, "retry_in", delay, "err", err)
 		select {
 		case <-time.After(delay):
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		}
 		delay = min(delay*2, 10*time.Minute)
@@ -486,7 +499,7 @@ func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a
 		c.remember(task.ID, target)
 	}
 	delay := 100 * time.Millisecond
-	for !settled(task.Status.State) && task.ID != "" {
+	for !Settled(task.Status.State) && task.ID != "" {
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
@@ -501,19 +514,19 @@ func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a
 	return task, nil
 }
 
-// settled reports whether a task needs nothing more from the server.
-func settled(s a2a.TaskState) bool {
+// Settled reports whether a task needs nothing more from the server.
+func Settled(s a2a.TaskState) bool {
 	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
 }
 
 // Stream sends a message to target and yields the task's events as they
 // come.
 func (c *Client) Stream(ctx context.Context, target string, req SendRequest) iter.Seq2[a2a.Event, error] {
-	return c.streamMessage(ctx, target, req.a2a())
+	return c.StreamMessage(ctx, target, req.a2a())
 }
 
-// streamMessage is Stream for a message of any parts.
-func (c *Client) streamMessage(ctx context.Context, target string, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+// StreamMessage is Stream for a message of any parts.
+func (c *Client) StreamMessage(ctx context.Context, target string, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		r, err := c.target(ctx, target)
 		if err != nil {
@@ -593,15 +606,15 @@ func (c *Client) remember(id a2a.TaskID, target string) {
 func ResultText(t *a2a.Task) string {
 	var b strings.Builder
 	for _, a := range t.Artifacts {
-		writeParts(&b, a.Parts)
+		WriteParts(&b, a.Parts)
 	}
 	if b.Len() == 0 && t.Status.Message != nil {
-		writeParts(&b, t.Status.Message.Parts)
+		WriteParts(&b, t.Status.Message.Parts)
 	}
 	if b.Len() == 0 {
 		for i := len(t.History) - 1; i >= 0; i-- {
 			if t.History[i].Role == a2a.MessageRoleAgent {
-				writeParts(&b, t.History[i].Parts)
+				WriteParts(&b, t.History[i].Parts)
 				break
 			}
 		}
@@ -609,7 +622,8 @@ func ResultText(t *a2a.Task) string {
 	return b.String()
 }
 
-func writeParts(b *strings.Builder, parts a2a.ContentParts) {
+// WriteParts writes parts as text: text as is, data as JSON, files named.
+func WriteParts(b *strings.Builder, parts a2a.ContentParts) {
 	for _, p := range parts {
 		switch v := p.Content.(type) {
 		case a2a.Text:

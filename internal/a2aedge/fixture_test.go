@@ -50,16 +50,8 @@ type fixtureOptions struct {
 	dbPath   string
 	// pushStore keeps push configs in the database, as the daemon does.
 	pushStore bool
-	// agents are added to testAgents; mcp serves the proxy agents and is
-	// a tool source.
+	// agents are added to testAgents.
 	agents []manifest.Manifest
-	mcp    mcpSource
-}
-
-// mcpSource is an MCP client manager as the fixture uses it.
-type mcpSource interface {
-	MCPServers
-	tool.Source
 }
 
 type providers struct{ p llm.Provider }
@@ -95,9 +87,6 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 	f.reg.Add(fakeTool{name: "untrusted_fetch", untrusted: true, out: "page content"})
 	f.reg.Add(fakeTool{name: "danger", out: "done something dangerous", calls: &f.danger})
 	f.reg.Add(o.tools...)
-	if o.mcp != nil {
-		f.reg.AddSource(o.mcp)
-	}
 	k := agent.New(agent.Options{
 		Agents:    agent.NewAgents(append(testAgents(), o.agents...), db),
 		Providers: providers{f.prov},
@@ -119,7 +108,7 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 		LookupSecret: func(n string) (string, bool) { v, ok := os.LookupEnv(n); return v, ok }})
 	f.reg.AddSource(f.client)
 	f.s = New(Options{Kernel: k, Tasks: f.tasks, Sessions: db, DefaultAgent: "alpha", BearerAuth: o.bearer,
-		Version: "test", Push: f.pusher, Client: f.client, MCP: o.mcp})
+		Version: "test", Push: f.pusher, Client: f.client})
 	mux := http.NewServeMux()
 	f.s.Register(mux)
 	f.srv = httptest.NewServer(mux)

@@ -80,8 +80,7 @@ type Pusher struct {
 	client  *http.Client
 	configs *pushConfigs
 	queues  []chan delivery
-	ctx     context.Context // cancelled by Close
-	cancel  context.CancelFunc
+	stop    context.CancelFunc // cancels the workers' context
 	wg      sync.WaitGroup
 }
 
@@ -118,14 +117,14 @@ func NewPusher(opts PusherOptions) *Pusher {
 	client := opts.Policy.Client(opts.Timeout)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pusher{
-		opts: opts, log: orDiscard(opts.Logger), client: client, ctx: ctx, cancel: cancel,
+		opts: opts, log: orDiscard(opts.Logger), client: client, stop: cancel,
 		configs: &pushConfigs{policy: opts.Policy, max: opts.MaxTasks, db: opts.Store, log: orDiscard(opts.Logger),
 			byTask: map[a2a.TaskID][]*a2a.PushConfig{}},
 	}
 	for range opts.Workers {
 		q := make(chan delivery, opts.QueueSize)
 		p.queues = append(p.queues, q)
-		p.wg.Go(func() { p.worker(q) })
+		p.wg.Go(func() { p.worker(ctx, q) })
 	}
 	return p
 }
@@ -135,7 +134,7 @@ func (p *Pusher) Configs() push.ConfigStore { return p.configs }
 
 // Close stops the workers; undelivered events are dropped.
 func (p *Pusher) Close() error {
-	p.cancel()
+	p.stop()
 	p.wg.Wait()
 	return nil
 }
@@ -180,13 +179,13 @@ func (p *Pusher) SendPush(ctx context.Context, cfg *a2a.PushConfig, event a2a.Ev
 	return nil
 }
 
-func (p *Pusher) worker(q chan delivery) {
+func (p *Pusher) worker(ctx context.Context, q chan delivery) {
 	for {
 		select {
-		case <-p.ctx.Done():
+		case <-ctx.Done():
 			return
 		case d := <-q:
-			p.deliver(p.ctx, d)
+			p.deliver(ctx, d)
 		}
 	}
 }

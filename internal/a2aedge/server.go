@@ -12,16 +12,15 @@
 // concurrency) is github.com/a2aproject/a2a-go/v2's; agentd supplies the
 // executor, the task store and the push sender.
 //
-// It also bridges A2A and MCP in both directions without flattening
-// tasks: agents of kind mcp_proxy run no model, each task being one MCP
-// tools/call through the tool pipeline (proxy.go), and Bridge serves A2A
-// agents, remote and local, as MCP tools whose calls keep the task's ids,
-// stream, cancel and ask for input (bridge.go). docs/bridges.md has the
-// wire formats.
+// It speaks A2A only: the tasks of agents that run no model (mcp_proxy)
+// are run by a ModelFree the composition root supplies, and package
+// bridge serves A2A agents as MCP tools through SendStreamingMessage,
+// GetTask and CancelTask.
 package a2aedge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,9 +79,12 @@ type Options struct {
 	Push *Pusher
 	// Client serves the /api/a2a routes; nil leaves them out.
 	Client *Client
-	// MCP lists the upstream MCP servers that agents of kind
-	// manifest.KindMCPProxy reach; nil means none.
-	MCP MCPServers
+	// ModelFree runs the tasks of agents of kind manifest.KindMCPProxy
+	// (package bridge); nil fails them.
+	ModelFree ModelFree
+	// FastWindow is how long a blocking send waits for its run before
+	// a2a-go takes the task over; 0 means one second.
+	FastWindow time.Duration
 	// Cluster links the server to the other replicas sharing its store,
 	// so that a task started on one can be subscribed to, answered and
 	// cancelled through any; nil when the daemon is alone.
@@ -131,7 +133,7 @@ func New(opts Options) *Server {
 	log := orDiscard(opts.Logger)
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log, baseCtx: ctx, stop: stop,
-		runs: map[a2a.TaskID]*run{}, fastWindow: time.Second, streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
+		runs: map[a2a.TaskID]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agentd/agentd/internal/a2aedge"
+	"github.com/agentd/agentd/internal/bridge"
 	"github.com/agentd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/internal/mcpserver"
 	"github.com/agentd/agentd/internal/netguard"
@@ -17,7 +18,7 @@ type a2aEdge struct {
 	client *a2aedge.Client
 	pusher *a2aedge.Pusher
 	tasks  *a2aedge.TaskStore
-	bridge *a2aedge.Bridge
+	bridge *bridge.Bridge
 }
 
 // Close stops runs first (their last writes need the store), then
@@ -104,7 +105,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Version:      buildinfo.Version(),
 		Push:         edge.pusher,
 		Client:       edge.client,
-		MCP:          d.MCP,
+		ModelFree:    bridge.NewProxy(bridge.ProxyOptions{Kernel: d.Kernel, MCP: d.MCP}),
 		Cluster:      d.a2aCluster(),
 		Logger:       log,
 		Meter:        d.Telemetry.MeterProvider(),
@@ -113,7 +114,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	if d.Cluster != nil {
 		d.Cluster.SetTaskReaper(a2aedge.FailTask, edge.server.TasksFailed)
 	}
-	edge.bridge = a2aedge.NewBridge(a2aedge.BridgeOptions{Server: edge.server, Client: edge.client, Key: key, Logger: log.With("role", "mcp-bridge")})
+	edge.bridge = bridge.NewBridge(bridge.BridgeOptions{Server: edge.server, Kernel: d.Kernel, Client: edge.client, Key: key, Logger: log.With("role", "mcp-bridge")})
 	edge.client.Start()
 	return edge, nil
 }

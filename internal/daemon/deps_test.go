@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,8 @@ func listPackages(t *testing.T) []pkgInfo {
 // core and the vocabulary import no protocol edge, no protocol or vendor
 // SDK, and no composition root. The OpenTelemetry API (attribute, codes,
 // metric, trace, semconv) is vocabulary they may use; its SDK, exporters
-// and the package that holds them (internal/telemetry) are not.
+// and the package that holds them (internal/telemetry) are not. Each
+// protocol edge depends on its own protocol's SDK only (checkEdgeSDKs).
 func TestImportGraph(t *testing.T) {
 	const mod = "github.com/agentd/agentd/internal/"
 	core := []string{"agent", "tool", "policy", "auditlog", "principal", "llm", "store", "manifest", "netguard", "buildinfo", "jsonrpcwire"}
@@ -51,7 +53,9 @@ func TestImportGraph(t *testing.T) {
 	}
 	// Exact: internal/telemetry/attrset is API-only vocabulary.
 	forbiddenExact := []string{mod + "telemetry"}
-	for _, p := range listPackages(t) {
+	pkgs := listPackages(t)
+	checkEdgeSDKs(t, pkgs)
+	for _, p := range pkgs {
 		name, ok := strings.CutPrefix(p.ImportPath, mod)
 		if !ok || !isCore(name, core) || strings.HasSuffix(name, "test") {
 			continue
@@ -68,6 +72,64 @@ func TestImportGraph(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkEdgeSDKs: an edge speaks one protocol, so it depends on that
+// protocol's SDK and no other; bridge, which joins A2A and MCP, is the one
+// package that may depend on both. What an edge reaches through another
+// package it may import (acpagent connects an editor's MCP servers with
+// mcpclient) is that package's to answer for.
+func checkEdgeSDKs(t *testing.T, pkgs []pkgInfo) {
+	const mod = "github.com/agentd/agentd/internal/"
+	sdks := map[string]string{
+		"a2a": "github.com/a2aproject/",
+		"mcp": "github.com/modelcontextprotocol/",
+		"acp": "github.com/coder/acp-go-sdk",
+	}
+	edges := map[string]struct {
+		speaks []string
+		via    []string // edges it may import, with their SDKs
+	}{
+		"a2aedge":   {speaks: []string{"a2a"}},
+		"mcpclient": {speaks: []string{"mcp"}},
+		"mcpserver": {speaks: []string{"mcp"}, via: []string{"mcpclient"}},
+		"acpagent":  {speaks: []string{"acp"}, via: []string{"mcpclient"}},
+		"bridge":    {speaks: []string{"a2a", "mcp"}, via: []string{"a2aedge", "mcpclient"}},
+	}
+	deps := map[string][]string{}
+	for _, p := range pkgs {
+		deps[p.ImportPath] = p.Deps
+	}
+	seen := 0
+	for _, p := range pkgs {
+		name, _ := strings.CutPrefix(p.ImportPath, mod)
+		e, ok := edges[name]
+		if !ok {
+			continue
+		}
+		seen++
+		through := map[string]bool{}
+		for _, v := range e.via {
+			through[mod+v] = true
+			for _, d := range deps[mod+v] {
+				through[d] = true
+			}
+		}
+		for proto, prefix := range sdks {
+			if slices.Contains(e.speaks, proto) {
+				continue
+			}
+			for _, dep := range p.Deps {
+				if strings.HasPrefix(dep, prefix) && !through[dep] {
+					t.Errorf("edge %s depends on %s: it may speak only %v", p.ImportPath, dep, e.speaks)
+					break // one line per SDK is enough
+				}
+			}
+		}
+	}
+	if seen != len(edges) {
+		t.Errorf("found %d of the %d edges %v: update checkEdgeSDKs", seen, len(edges), edges)
 	}
 }
 

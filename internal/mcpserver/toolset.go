@@ -11,7 +11,7 @@ import (
 // ToolSet is a changing set of tools that answer MCP clients themselves,
 // in MCP's own terms (progress, cancellation, elicitation, resource
 // content), rather than through the tool pipeline's flat tool.Result. The
-// A2A bridge (a2aedge.Bridge), which serves A2A agents as tools, is one.
+// A2A bridge (bridge.Bridge), which serves A2A agents as tools, is one.
 // Its tools are served on the main endpoint beside the agents; a name an
 // agent tool already has is left out, and a set's tool wins over a
 // registry tool of the same name (expose_tools).

@@ -1,4 +1,4 @@
-package a2aedge
+package bridge
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/mcpserver"
@@ -135,8 +136,8 @@ func TestBridgeTools(t *testing.T) {
 	remote := newFixture(t, func(r *llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: "remote says: " + r.LastUserText()}
 	}, fixtureOptions{})
-	f := newFixture(t, bridgeScript, fixtureOptions{external: []ExternalAgent{{Name: "Remote Beta", URL: remote.endpoint("beta"), AllowPrivate: true}}})
-	b := NewBridge(BridgeOptions{Server: f.s, Client: f.client})
+	f := newFixture(t, bridgeScript, fixtureOptions{external: []a2aedge.ExternalAgent{{Name: "Remote Beta", URL: remote.endpoint("beta"), AllowPrivate: true}}})
+	b := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k, Client: f.client})
 	defer b.Close()
 	changed := make(chan struct{}, 1)
 	b.OnChange(func() {
@@ -181,8 +182,8 @@ func TestBridgeTools(t *testing.T) {
 			t.Fatalf("%q %v", textOf(res), sc)
 		}
 		// The task is a real A2A task of agent alpha.
-		st, err := f.tasks.Get(withAgent(ctx, "alpha"), a2a.TaskID(sc["task_id"].(string)))
-		if err != nil || st.Task.ContextID != sc["context_id"] {
+		st, err := f.s.GetTask(ctx, "alpha", a2a.TaskID(sc["task_id"].(string)))
+		if err != nil || st.ContextID != sc["context_id"] {
 			t.Fatalf("task %v %v", st, err)
 		}
 		res, sc2 := bc.call(t, ctx, "a2a_local_alpha", map[string]any{"message": "count", "context_id": sc["context_id"]})
@@ -279,7 +280,7 @@ func TestBridgeTools(t *testing.T) {
 // one task throughout.
 func TestBridgeElicits(t *testing.T) {
 	f := newFixture(t, bridgeScript, fixtureOptions{})
-	b := NewBridge(BridgeOptions{Server: f.s})
+	b := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k})
 	defer b.Close()
 	for _, tc := range []struct {
 		version string
@@ -326,7 +327,7 @@ func TestBridgeElicits(t *testing.T) {
 		if _, err := b.open(forged, "a2a_local_alpha"); err != nil {
 			t.Fatalf("own state refused: %v", err)
 		}
-		other := NewBridge(BridgeOptions{Server: f.s})
+		other := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k})
 		defer other.Close()
 		if _, err := other.open(forged, "a2a_local_alpha"); err == nil {
 			t.Fatal("a state sealed by another bridge was accepted")
@@ -337,9 +338,9 @@ func TestBridgeElicits(t *testing.T) {
 	})
 	t.Run("replicas sharing a key open each other's state", func(t *testing.T) {
 		key := []byte(strings.Repeat("k", 32))
-		one := NewBridge(BridgeOptions{Server: f.s, Key: key})
+		one := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k, Key: key})
 		defer one.Close()
-		two := NewBridge(BridgeOptions{Server: f.s, Key: key})
+		two := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k, Key: key})
 		defer two.Close()
 		st := one.seal(requestState{Tool: "a2a_local_alpha", Task: "t1"})
 		if got, err := two.open(st, "a2a_local_alpha"); err != nil || got.Task != "t1" {
@@ -356,7 +357,7 @@ func TestBridgeElicits(t *testing.T) {
 // missing argument becomes an elicitation form of that argument.
 func TestBridgeThroughProxy(t *testing.T) {
 	f, _ := newProxyFixture(t)
-	b := NewBridge(BridgeOptions{Server: f.s})
+	b := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k})
 	defer b.Close()
 	bc := connectBridge(t, b, clientOptions{version: "2025-11-25", elicit: func(p *mcp.ElicitParams) *mcp.ElicitResult {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada", "times": 1}}
@@ -452,9 +453,9 @@ func FuzzRequestState(f *testing.F) {
 // result and retries.
 func TestBridgeOnMCPServer(t *testing.T) {
 	f := newFixture(t, bridgeScript, fixtureOptions{})
-	b := NewBridge(BridgeOptions{Server: f.s})
+	b := NewBridge(BridgeOptions{Server: f.s, Kernel: f.k})
 	defer b.Close()
-	ms, err := mcpserver.New(context.Background(), mcpserver.Options{Kernel: f.s.opts.Kernel, Version: "test"})
+	ms, err := mcpserver.New(context.Background(), mcpserver.Options{Kernel: f.k, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

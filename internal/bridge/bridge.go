@@ -1,4 +1,4 @@
-package a2aedge
+package bridge
 
 import (
 	"bytes"
@@ -21,6 +21,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/a2aedge"
+	"github.com/agentd/agentd/internal/agent"
 )
 
 // The MCP → A2A bridge serves A2A agents (the discovered external agents
@@ -57,9 +60,12 @@ const bridgeSchema = `{"type":"object","properties":{` +
 // BridgeOptions configure a Bridge.
 type BridgeOptions struct {
 	// Server serves agentd's own agents exposed over A2A; nil serves none.
-	Server *Server
+	Server *a2aedge.Server
+	// Kernel lists those agents and says when they change; required with
+	// Server.
+	Kernel *agent.Kernel
 	// Client serves the discovered external agents; nil serves none.
-	Client *Client
+	Client *a2aedge.Client
 	// Key signs the requestState of input-required results (2026-07-28
 	// clients echo it back, to any replica). Replicas must share it; nil
 	// means a random key of this process's own.
@@ -89,7 +95,7 @@ func NewBridge(opts BridgeOptions) *Bridge {
 		_, _ = rand.Read(b.key)
 	}
 	if opts.Server != nil {
-		b.unwatch = opts.Server.opts.Kernel.Agents().OnChange(b.changed)
+		b.unwatch = opts.Kernel.Agents().OnChange(b.changed)
 	}
 	if opts.Client != nil {
 		opts.Client.OnToolsChanged(b.changed)
@@ -159,7 +165,7 @@ func (b *Bridge) targets(ctx context.Context) ([]bridgeTarget, error) {
 	var out []bridgeTarget
 	taken := map[string]bool{}
 	if s := b.opts.Server; s != nil {
-		entries, err := s.opts.Kernel.Agents().List(ctx)
+		entries, err := b.opts.Kernel.Agents().List(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +174,7 @@ func (b *Bridge) targets(ctx context.Context) ([]bridgeTarget, error) {
 			if !m.Expose.A2A {
 				continue
 			}
-			name := LocalToolPrefix + strings.TrimPrefix(ToolName(m.Name), "a2a_")
+			name := LocalToolPrefix + strings.TrimPrefix(a2aedge.ToolName(m.Name), "a2a_")
 			if taken[name] {
 				continue
 			}
@@ -372,7 +378,7 @@ func (b *Bridge) run(ctx context.Context, t bridgeTarget, msg *a2a.Message, n *n
 		tv.apply(ctx, ev, n)
 	}
 	delay := 100 * time.Millisecond
-	for tv.id != "" && !settled(tv.state) {
+	for tv.id != "" && !a2aedge.Settled(tv.state) {
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
@@ -460,7 +466,7 @@ func messageSuffix(m *a2a.Message) string {
 // partsText is the text of parts: text as is, data as JSON, files named.
 func partsText(parts a2a.ContentParts) string {
 	var b strings.Builder
-	writeParts(&b, parts)
+	a2aedge.WriteParts(&b, parts)
 	return b.String()
 }
 
@@ -803,31 +809,30 @@ type peer interface {
 // localPeer is one of agentd's agents, through the A2A server's own
 // request handler: the tasks are the ones its A2A clients see.
 type localPeer struct {
-	s     *Server
+	s     *a2aedge.Server
 	agent string
 }
 
 func (p localPeer) stream(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return p.s.handler.SendStreamingMessage(withAgent(ctx, p.agent), req)
+	return p.s.SendStreamingMessage(ctx, p.agent, req)
 }
 
 func (p localPeer) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
-	return p.s.handler.GetTask(withAgent(ctx, p.agent), &a2a.GetTaskRequest{ID: id})
+	return p.s.GetTask(ctx, p.agent, id)
 }
 
 func (p localPeer) cancel(ctx context.Context, id a2a.TaskID) error {
-	_, err := p.s.handler.CancelTask(withAgent(ctx, p.agent), &a2a.CancelTaskRequest{ID: id})
-	return err
+	return p.s.CancelTask(ctx, p.agent, id)
 }
 
 // remotePeer is a discovered external agent, through the client.
 type remotePeer struct {
-	c      *Client
+	c      *a2aedge.Client
 	target string
 }
 
 func (p remotePeer) stream(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	return p.c.streamMessage(ctx, p.target, req)
+	return p.c.StreamMessage(ctx, p.target, req)
 }
 
 func (p remotePeer) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
@@ -837,4 +842,19 @@ func (p remotePeer) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 func (p remotePeer) cancel(ctx context.Context, id a2a.TaskID) error {
 	_, err := p.c.CancelTask(ctx, p.target, string(id))
 	return err
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

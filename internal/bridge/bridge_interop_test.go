@@ -1,4 +1,4 @@
-package a2aedge_test
+package bridge_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/a2aedge"
+	"github.com/agentd/agentd/internal/bridge"
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/daemon"
 	"github.com/agentd/agentd/internal/mcpclient"
@@ -373,7 +374,7 @@ func TestBridgeMCPToA2APeers(t *testing.T) {
 		LookupSecret: func(name string) (string, bool) { return "js-token", name == "JS_TOKEN" },
 	})
 	defer client.Close()
-	b := a2aedge.NewBridge(a2aedge.BridgeOptions{Client: client})
+	b := bridge.NewBridge(bridge.BridgeOptions{Client: client})
 	defer b.Close()
 	found := make(chan struct{}, 1)
 	b.OnChange(func() {

@@ -1,4 +1,4 @@
-package a2aedge
+package bridge
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/manifest"
@@ -151,7 +152,7 @@ func newProxyFixture(t *testing.T) (*fixture, *upstream) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	f := newFixture(t, func(*llmtest.Request) llmtest.Reply { return llmtest.Reply{Text: "no model here"} },
-		fixtureOptions{agents: proxyAgents(), mcp: m})
+		fixtureOptions{agents: proxyAgents(), mcp: m, fastWindow: 200 * time.Millisecond})
 	return f, u
 }
 
@@ -191,7 +192,6 @@ func errorOf(data map[string]any) (source string, code any) {
 
 func TestProxyCalls(t *testing.T) {
 	f, _ := newProxyFixture(t)
-	f.s.fastWindow = 200 * time.Millisecond
 	proxy, narrow := f.a2aClient("proxy"), f.a2aClient("narrow")
 	ctx := context.Background()
 
@@ -298,7 +298,7 @@ func TestProxyCalls(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%d %s", code, body)
 		}
-		var lt LegacyTask
+		var lt a2aedge.LegacyTask
 		if err := json.Unmarshal(body, &lt); err != nil {
 			t.Fatal(err)
 		}
@@ -458,7 +458,7 @@ func TestProxyCard(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("%d %s", code, body)
 	}
-	card, err := ParseCard(body)
+	card, err := a2aedge.ParseCard(body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestProxyCard(t *testing.T) {
 	}
 
 	_, body = f.get("/a2a/agents/narrow/.well-known/agent-card.json")
-	narrow, err := ParseCard(body)
+	narrow, err := a2aedge.ParseCard(body)
 	if err != nil {
 		t.Fatal(err)
 	}

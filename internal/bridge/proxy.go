@@ -1,4 +1,4 @@
-package a2aedge
+package bridge
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/manifest"
@@ -99,25 +100,40 @@ func proxyErr(source string, code any, format string, args ...any) *ProxyError {
 	return &ProxyError{Source: source, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// startProxy starts the model-free run of a proxy agent's task; the
-// server owns the goroutine.
-func (s *Server) startProxy(id a2a.TaskID, contextID string, m manifest.Manifest, msg *a2a.Message) *run {
-	ctx, cancel := context.WithCancel(s.baseCtx)
-	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
-	s.mu.Lock()
-	s.runs[id] = r
-	s.mu.Unlock()
-	s.wg.Go(func() {
-		defer cancel()
-		r.push(item{end: s.proxyCall(ctx, r, m, contextID, msg)})
-		s.ended(r)
-	})
-	return r
+// ProxyOptions configure a Proxy.
+type ProxyOptions struct {
+	Kernel *agent.Kernel
+	// MCP lists the upstream MCP servers the proxy agents reach; nil
+	// means none.
+	MCP MCPServers
+}
+
+// Proxy runs the tasks of MCP tool proxy agents for the A2A edge
+// (a2aedge.ModelFree).
+type Proxy struct{ opts ProxyOptions }
+
+var _ a2aedge.ModelFree = (*Proxy)(nil)
+
+// NewProxy returns the runner of proxy agents' tasks.
+func NewProxy(opts ProxyOptions) *Proxy { return &Proxy{opts: opts} }
+
+// Run implements a2aedge.ModelFree: one proxied call.
+func (s *Proxy) Run(ctx context.Context, t *a2aedge.Task) (a2a.TaskState, []*a2a.Part) {
+	end := s.proxyCall(ctx, t)
+	return end.state, end.parts
+}
+
+// outcome is how a proxy task ends: its terminal state and the parts of
+// its last message.
+type outcome struct {
+	state a2a.TaskState
+	parts []*a2a.Part
 }
 
 // proxyCall runs one proxied call and returns how the task ends.
-func (s *Server) proxyCall(ctx context.Context, r *run, m manifest.Manifest, contextID string, msg *a2a.Message) *outcome {
-	req, perr := parseProxyRequest(msg)
+func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
+	m := r.Manifest
+	req, perr := parseProxyRequest(r.Message)
 	if perr != nil {
 		return proxyFailure(ProxyReply{Error: perr})
 	}
@@ -135,7 +151,7 @@ func (s *Server) proxyCall(ctx context.Context, r *run, m manifest.Manifest, con
 	// Missing required arguments are asked for, on the same task, rather
 	// than sent to fail upstream: the client keeps its task and context.
 	for missing := missingArgs(target.schema, args); len(missing) > 0; {
-		answer, err := r.ask(ctx, func(ec *a2asrv.ExecutorContext) *a2a.Message {
+		answer, err := r.Ask(ctx, func(ec *a2asrv.ExecutorContext) *a2a.Message {
 			return argumentsQuestion(ec, target, missing)
 		})
 		if err != nil {
@@ -159,13 +175,13 @@ func (s *Server) proxyCall(ctx context.Context, r *run, m manifest.Manifest, con
 	}
 
 	scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
-		Agent: m.Name, SessionID: contextID, Rules: s.opts.Kernel.Rules(m), Approver: r,
+		Agent: m.Name, SessionID: r.ContextID, Rules: s.opts.Kernel.Rules(m), Approver: r.Approver(),
 	})
 	call := llm.ToolCall{ID: "proxy-" + agent.NewID(), Name: target.name, Arguments: raw}
 	rec := &mcpclient.CallRecord{}
 	out := scope.Call(mcpclient.RecordCall(ctx, rec), call, func(message string, progress, total float64) {
-		r.push(item{ev: &agent.Event{Type: agent.EventToolProgress, ToolCall: &call,
-			Progress: &agent.Progress{Message: message, Progress: progress, Total: total}}})
+		r.Report(agent.Event{Type: agent.EventToolProgress, ToolCall: &call,
+			Progress: &agent.Progress{Message: message, Progress: progress, Total: total}})
 	})
 	return proxyResult(ctx, reply, out, rec)
 }
@@ -324,7 +340,7 @@ type proxyTarget struct {
 }
 
 // resolveProxy finds the tool req names among those agent m may reach.
-func (s *Server) resolveProxy(ctx context.Context, m manifest.Manifest, req ProxyRequest) (proxyTarget, *ProxyError) {
+func (s *Proxy) resolveProxy(ctx context.Context, m manifest.Manifest, req ProxyRequest) (proxyTarget, *ProxyError) {
 	if s.opts.MCP == nil {
 		return proxyTarget{}, proxyErr(SourceProxy, "unknown_server", "no MCP servers are configured")
 	}
@@ -364,7 +380,7 @@ func (s *Server) resolveProxy(ctx context.Context, m manifest.Manifest, req Prox
 
 // proxyServer returns the status of server name, waiting a while for it
 // if it is still connecting.
-func (s *Server) proxyServer(ctx context.Context, name string) (mcpclient.ServerStatus, bool) {
+func (s *Proxy) proxyServer(ctx context.Context, name string) (mcpclient.ServerStatus, bool) {
 	deadline := time.Now().Add(proxyConnectWait)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -387,12 +403,12 @@ func (s *Server) proxyServer(ctx context.Context, name string) (mcpclient.Server
 }
 
 // proxySpecs are the tools agent m may see.
-func (s *Server) proxySpecs(m manifest.Manifest) []tool.Spec {
+func (s *Proxy) proxySpecs(m manifest.Manifest) []tool.Spec {
 	return s.opts.Kernel.Runner().Scope(tool.ScopeParams{Agent: m.Name, Rules: s.opts.Kernel.Rules(m)}).Specs()
 }
 
 // reachableServers names the servers whose tools agent m may call.
-func (s *Server) reachableServers(m manifest.Manifest) []string {
+func (s *Proxy) reachableServers(m manifest.Manifest) []string {
 	var out []string
 	for _, t := range s.proxyTools(m) {
 		if !slices.Contains(out, t.server) {
@@ -403,7 +419,7 @@ func (s *Server) reachableServers(m manifest.Manifest) []string {
 }
 
 // proxyTools lists every upstream tool agent m may reach.
-func (s *Server) proxyTools(m manifest.Manifest) []proxyTarget {
+func (s *Proxy) proxyTools(m manifest.Manifest) []proxyTarget {
 	if s.opts.MCP == nil {
 		return nil
 	}
@@ -422,10 +438,10 @@ func (s *Server) proxyTools(m manifest.Manifest) []proxyTarget {
 	return out
 }
 
-// proxyCard fills in a proxy agent's card: one skill per reachable tool,
+// Card implements a2aedge.ModelFree: it fills in a proxy agent's card: one skill per reachable tool,
 // with its input schema in the description and, whole, in the
 // ProxyExtensionURI extension.
-func (s *Server) proxyCard(card *a2a.AgentCard, m manifest.Manifest) {
+func (s *Proxy) Card(card *a2a.AgentCard, m manifest.Manifest) {
 	if m.Description == "" {
 		card.Description = `MCP tool proxy: send a data part {"target_mcp_server_id": server, "tool_name": tool, "arguments": {...}}; the reply's data part holds {"success", "mcp_result", "error"}.`
 	}
