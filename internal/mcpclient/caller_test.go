@@ -171,6 +171,14 @@ func TestCallerOnInitializeEraLink(t *testing.T) {
 			if got := f.logged(); len(got) != 1 || got[0] != text {
 				t.Fatalf("round %d: caller got logs %q when the call returned, want [%q]", i, got, text)
 			}
+			// The log message is handed over under the call's context
+			// (its values say which downstream request it belongs to),
+			// not the link's.
+			for _, v := range f.ctxVals {
+				if v != "call-ctx" {
+					t.Fatalf("round %d: the log message reached the caller under a context without the call's values: %v", i, v)
+				}
+			}
 		}
 	})
 
@@ -285,6 +293,14 @@ func TestCallerOnModernLink(t *testing.T) {
 			}
 			if got := f.logged(); len(got) != 1 || got[0] != text {
 				t.Fatalf("round %d: caller got logs %q when the call returned, want [%q]", i, got, text)
+			}
+			// The log message is handed over under the call's context
+			// (its values say which downstream request it belongs to),
+			// not the link's.
+			for _, v := range f.ctxVals {
+				if v != "call-ctx" {
+					t.Fatalf("round %d: the log message reached the caller under a context without the call's values: %v", i, v)
+				}
 			}
 		}
 	})
