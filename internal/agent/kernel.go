@@ -280,7 +280,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			emit(Event{Type: typ, SessionID: sess.ID, Text: d.Text})
 		})
 		if mc != nil {
-			mc.end(resp, err)
+			mc.end(mctx, resp, err)
 		}
 		if ctx.Err() != nil {
 			res.StopReason = StopCancelled

@@ -171,7 +171,6 @@ type modelCall struct {
 	start time.Time
 	first time.Time
 	key   modelKey
-	ctx   context.Context
 }
 
 // startModel opens the call's chat span (GenAI conventions).
@@ -200,7 +199,6 @@ func (o *observer) startModel(ctx context.Context, provider, system string, req 
 		}
 		ctx, mc.span = o.tracer.Start(ctx, "chat "+req.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	}
-	mc.ctx = ctx
 	return ctx, mc
 }
 
@@ -211,12 +209,13 @@ func (mc *modelCall) delta() {
 	}
 }
 
-// end closes the span and records the call's metrics.
-func (mc *modelCall) end(resp *llm.Response, err error) {
+// end closes the span and records the call's metrics; ctx is the one
+// startModel returned.
+func (mc *modelCall) end(ctx context.Context, resp *llm.Response, err error) {
 	o := mc.o
 	errType := ""
 	if err != nil {
-		errType = modelErrorType(mc.ctx, err)
+		errType = modelErrorType(ctx, err)
 	}
 	if mc.span != nil {
 		if resp != nil {
@@ -242,7 +241,6 @@ func (mc *modelCall) end(resp *llm.Response, err error) {
 	if o.opDuration == nil {
 		return
 	}
-	ctx := mc.ctx
 	k := mc.key
 	k.errType = errType
 	o.opDuration.Record(ctx, time.Since(mc.start).Seconds(), o.modelSets.Get(k).Record...)

@@ -178,12 +178,12 @@ func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
 		Agent: m.Name, SessionID: r.ContextID, Rules: s.opts.Kernel.Rules(m), Approver: r.Approver(),
 	})
 	call := llm.ToolCall{ID: "proxy-" + agent.NewID(), Name: target.name, Arguments: raw}
-	rec := &mcpclient.CallRecord{}
-	out := scope.Call(mcpclient.RecordCall(ctx, rec), call, func(message string, progress, total float64) {
+	ex := &mcpclient.Exchange{}
+	out := scope.Do(ctx, tool.Request{Call: call, Relay: ex, Progress: func(message string, progress, total float64) {
 		r.Report(agent.Event{Type: agent.EventToolProgress, ToolCall: &call,
 			Progress: &agent.Progress{Message: message, Progress: progress, Total: total}})
-	})
-	return proxyResult(ctx, reply, out, rec)
+	}})
+	return proxyResult(ctx, reply, out, &ex.Record)
 }
 
 // proxyResult turns the pipeline's outcome and the upstream's own answer

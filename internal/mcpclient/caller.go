@@ -62,19 +62,6 @@ type Caller struct {
 	ListRoots     func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 }
 
-type callerKey struct{}
-
-// WithCaller returns a context under which a call of one of this package's
-// tools is made for c.
-func WithCaller(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-func callerOf(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
-	return c
-}
-
 // maxInputRounds bounds the rounds of input one call may ask for.
 const maxInputRounds = 10
 
@@ -199,15 +186,75 @@ type inflight struct {
 	d        time.Duration
 	cs       *mcp.ClientSession
 	caller   *Caller // nil for an agent's call
-	// ctx is the call's context. It is kept, for the call's lifetime only,
-	// because the SDK hands a server's own requests and notifications to
-	// handlers under the link's context: the caller is reached under the
-	// call's (its values say which downstream request this is).
-	ctx context.Context
+	// relays take what the server asks of the caller to the call's relay
+	// goroutine (serveRelays), which runs it under the call's context:
+	// the SDK hands a server's own requests and notifications to handlers
+	// under the link's context, and the caller must be reached under the
+	// call's (its values say which downstream request this is). nil for
+	// an agent's call, which has no caller to reach.
+	relays chan func(callCtx context.Context)
+	// over is closed when the call has returned.
+	over chan struct{}
 
 	mu   sync.Mutex
 	idle *time.Timer
 	held int // requests of the server being answered; the idle clock stops meanwhile
+}
+
+// serveRelays runs the caller's answers sent on in.relays, each in a
+// goroutine of its own under ctx, the call's context, until in.over is
+// closed; then it ends those still running and waits for them.
+func (in *inflight) serveRelays(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for {
+		select {
+		case f := <-in.relays:
+			wg.Go(func() { f(ctx) })
+		case <-in.over:
+			return
+		}
+	}
+}
+
+// startRelays starts the relay goroutine of a call made for a caller
+// under ctx, the call's context; the returned function ends it and waits.
+func (in *inflight) startRelays(ctx context.Context) (stop func()) {
+	in.over = make(chan struct{})
+	if in.caller == nil {
+		return func() { close(in.over) }
+	}
+	in.relays = make(chan func(context.Context))
+	var wg sync.WaitGroup
+	wg.Go(func() { in.serveRelays(ctx) })
+	return func() {
+		close(in.over)
+		wg.Wait()
+	}
+}
+
+// errCallOver refuses what the server asks once the call has returned.
+var errCallOver = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the tool call this request belongs to is over"}
+
+// underCall runs f under the call's context, on its relay goroutine, and
+// waits for it; ctx is the server's request's (or notification's).
+func (in *inflight) underCall(ctx context.Context, f func(callCtx context.Context)) error {
+	done := make(chan struct{})
+	job := func(callCtx context.Context) {
+		defer close(done)
+		f(callCtx)
+	}
+	select {
+	case in.relays <- job:
+	case <-in.over:
+		return errCallOver
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	<-done
+	return nil
 }
 
 // touch restarts the idle clock (progress arrived), unless the server is
@@ -269,12 +316,23 @@ func relayed[R any](ctx context.Context, s *server, cs *mcp.ClientSession, metho
 	if err != nil {
 		return zero, err
 	}
-	rctx, cancel := context.WithCancel(in.ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	defer in.hold()()
-	return f(rctx, in.caller)
+	if in.caller == nil {
+		// An agent's call: f refuses without needing the call's context.
+		return f(ctx, nil)
+	}
+	var res R
+	rerr := in.underCall(ctx, func(callCtx context.Context) {
+		rctx, cancel := context.WithCancel(callCtx)
+		defer cancel()
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+		defer in.hold()()
+		res, err = f(rctx, in.caller)
+	})
+	if rerr != nil {
+		return zero, rerr
+	}
+	return res, err
 }
 
 // createMessage answers a server's sampling/createMessage request.
@@ -346,7 +404,7 @@ func (s *server) callerLog(cs *mcp.ClientSession, p *mcp.LoggingMessageParams) {
 	if err != nil || in.caller == nil || in.caller.Log == nil || p == nil {
 		return
 	}
-	in.caller.Log(in.ctx, p)
+	_ = in.underCall(context.Background(), func(callCtx context.Context) { in.caller.Log(callCtx, p) })
 }
 
 // inputRounds runs the multi round-trip of SEP-2322 on a 2026-07-28

@@ -115,12 +115,9 @@ func callAs(t *testing.T, m *Manager, name string, c *Caller, args any) (tool.Re
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), callCtxKey{}, "call-ctx"), 20*time.Second)
 	defer cancel()
-	if c != nil {
-		ctx = WithCaller(ctx, c)
-	}
-	rec := &CallRecord{}
-	res, err := callTool(RecordCall(ctx, rec), mustTool(t, m, name), args)
-	return res, rec, err
+	ex := &Exchange{Caller: c}
+	res, err := callRelay(ctx, mustTool(t, m, name), args, ex)
+	return res, &ex.Record, err
 }
 
 // TestCallerOnInitializeEraLink checks what a 2025-11-25 server sends of
@@ -174,6 +171,14 @@ func TestCallerOnInitializeEraLink(t *testing.T) {
 			if got := f.logged(); len(got) != 1 || got[0] != text {
 				t.Fatalf("round %d: caller got logs %q when the call returned, want [%q]", i, got, text)
 			}
+			// The log message is handed over under the call's context
+			// (its values say which downstream request it belongs to),
+			// not the link's.
+			for _, v := range f.ctxVals {
+				if v != "call-ctx" {
+					t.Fatalf("round %d: the log message reached the caller under a context without the call's values: %v", i, v)
+				}
+			}
 		}
 	})
 
@@ -184,9 +189,9 @@ func TestCallerOnInitializeEraLink(t *testing.T) {
 		slow := mustTool(t, m, "mcp_up_slow")
 		done := make(chan error, 1)
 		go func() {
-			ctx, cancel := context.WithTimeout(WithCaller(context.Background(), f.caller("elicit")), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			_, err := callTool(ctx, slow, map[string]any{"ms": 3000})
+			_, err := callRelay(ctx, slow, map[string]any{"ms": 3000}, &Exchange{Caller: f.caller("elicit")})
 			done <- err
 		}()
 		srv := m.server("up")
@@ -288,6 +293,14 @@ func TestCallerOnModernLink(t *testing.T) {
 			}
 			if got := f.logged(); len(got) != 1 || got[0] != text {
 				t.Fatalf("round %d: caller got logs %q when the call returned, want [%q]", i, got, text)
+			}
+			// The log message is handed over under the call's context
+			// (its values say which downstream request it belongs to),
+			// not the link's.
+			for _, v := range f.ctxVals {
+				if v != "call-ctx" {
+					t.Fatalf("round %d: the log message reached the caller under a context without the call's values: %v", i, v)
+				}
 			}
 		}
 	})

@@ -14,7 +14,7 @@
 // to the daemon log tagged with the server name.
 //
 // A call made for an MCP client rather than an agent (a gateway's, see
-// Caller and WithCaller) also relays to that client what the server asks
+// Caller and Exchange, the call's tool.Relay) also relays to that client what the server asks
 // of its own client while the call runs: its log messages, and its
 // sampling, elicitation and roots requests, whether sent as requests of
 // its own (initialize-era links) or as input requests in the call's result

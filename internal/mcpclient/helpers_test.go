@@ -124,8 +124,18 @@ func mustTool(t *testing.T, m *Manager, name string) tool.Tool {
 }
 
 func callTool(ctx context.Context, tl tool.Tool, args any) (tool.Result, error) {
+	return callRelay(ctx, tl, args, nil)
+}
+
+// callRelay calls tl with args, carrying ex (nil: none) as the call's
+// tool.Relay.
+func callRelay(ctx context.Context, tl tool.Tool, args any, ex *Exchange) (tool.Result, error) {
 	raw, _ := json.Marshal(args)
-	return tl.Call(ctx, &tool.Call{Args: raw, Progress: func(string, float64, float64) {}})
+	c := &tool.Call{Args: raw, Progress: func(string, float64, float64) {}}
+	if ex != nil {
+		c.Relay = ex
+	}
+	return tl.Call(ctx, c)
 }
 
 // fdCount counts this process's open file descriptors.

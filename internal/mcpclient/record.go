@@ -1,12 +1,13 @@
 package mcpclient
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/tool"
 )
 
 // CallRecord receives an upstream's own answer to one tool call. The
@@ -27,27 +28,34 @@ type CallRecord struct {
 	Err error
 }
 
-type recordKey struct{}
-
-// RecordCall returns a context under which a call of one of this package's
-// tools fills rec with the upstream's answer. Use one record per call: the
-// call writes it before returning, so it may be read once Call (or the
-// runner's Scope.Call) has returned.
-func RecordCall(ctx context.Context, rec *CallRecord) context.Context {
-	return context.WithValue(ctx, recordKey{}, rec)
+// Exchange is what one call of this package's tools carries beyond its
+// arguments, as the call's tool.Relay (tool.Request.Relay): the client
+// the call is made for going down, the upstream's own answer coming back.
+// Use one Exchange per call: the call writes Record before returning, so
+// it may be read once Call (or the runner's Scope.Do) has returned.
+type Exchange struct {
+	// Caller is the MCP client the call is made for; nil for a call of
+	// an agentd agent.
+	Caller *Caller
+	// Record receives the upstream's answer.
+	Record CallRecord
 }
 
-func recordOf(ctx context.Context) *CallRecord {
-	rec, _ := ctx.Value(recordKey{}).(*CallRecord)
-	return rec
+// exchangeOf is the Exchange c carries, or nil.
+func exchangeOf(c *tool.Call) *Exchange {
+	if c == nil {
+		return nil
+	}
+	ex, _ := c.Relay.(*Exchange)
+	return ex
 }
 
-// record fills the context's record, if any, from the outcome of CallTool.
-func (s *server) record(ctx context.Context, res *mcp.CallToolResult, callErr, err error) {
-	rec := recordOf(ctx)
-	if rec == nil {
+// record fills ex's record, if any, from the outcome of CallTool.
+func (s *server) record(ex *Exchange, res *mcp.CallToolResult, callErr, err error) {
+	if ex == nil {
 		return
 	}
+	rec := &ex.Record
 	rec.Result = res
 	if err != nil {
 		rec.Err = err

@@ -11,7 +11,7 @@ import (
 	"github.com/agentd/agentd/internal/tool"
 )
 
-// TestRecordCall checks that a call made under RecordCall hands over the
+// TestRecordCall checks that a call carrying an Exchange hands over the
 // upstream's own answer: the result as sent, the JSON-RPC error, or the
 // failure that left no answer.
 func TestRecordCall(t *testing.T) {
@@ -67,9 +67,9 @@ func TestRecordCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			rec := &CallRecord{}
-			res, err := callTool(RecordCall(ctx, rec), tt.tool, tt.args)
-			tt.check(t, rec, res, err)
+			ex := &Exchange{}
+			res, err := callRelay(ctx, tt.tool, tt.args, ex)
+			tt.check(t, &ex.Record, res, err)
 		})
 	}
 }

@@ -72,10 +72,11 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		return tool.Result{Content: err.Error(), IsError: true}, nil
 	}
 	s := t.srv
+	ex := exchangeOf(c)
 	sess, err := s.awaitSession(ctx)
 	if err != nil {
 		err = fmt.Errorf("call %s: %w", t.spec.Name, err)
-		s.record(ctx, nil, nil, err)
+		s.record(ex, nil, nil, err)
 		return tool.Result{}, err
 	}
 
@@ -83,7 +84,10 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if c != nil {
 		progress = c.Progress
 	}
-	caller := callerOf(ctx)
+	var caller *Caller
+	if ex != nil {
+		caller = ex.Caller
+	}
 	var res *mcp.CallToolResult
 	if caller != nil && caller.PassInput && !isStateless(sess) {
 		res, err = s.bridgedCall(ctx, sess, t.upstream, args, caller, progress)
@@ -96,10 +100,10 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	}
 	if err != nil {
 		out, cerr := s.callResult(ctx, sess, t.upstream, err)
-		s.record(ctx, nil, err, cerr)
+		s.record(ex, nil, err, cerr)
 		return out, cerr
 	}
-	s.record(ctx, res, nil, nil)
+	s.record(ex, res, nil, nil)
 	return renderResult(res), nil
 }
 
@@ -115,7 +119,8 @@ func (s *server) upstreamCall(ctx context.Context, sess *session, upstream strin
 	defer hard.Stop()
 
 	token := s.m.nextToken()
-	in := &inflight{progress: progress, idle: idle, d: s.idle, cs: sess.cs, caller: caller, ctx: cctx}
+	in := &inflight{progress: progress, idle: idle, d: s.idle, cs: sess.cs, caller: caller}
+	defer in.startRelays(cctx)()
 	s.calls.Store(token, in)
 	defer s.calls.Delete(token)
 

@@ -133,7 +133,6 @@ func abbreviate(s string, n int) string {
 // text deltas merged) and sent by a goroutine that finish waits for: every
 // notification precedes the result.
 type progress struct {
-	ctx   context.Context
 	ss    *mcp.ServerSession
 	token any
 
@@ -166,8 +165,8 @@ func newProgress(ctx context.Context, req *mcp.CallToolRequest) *progress {
 	if token == nil || req.Session == nil {
 		return nil
 	}
-	p := &progress{ctx: ctx, ss: req.Session, token: token, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.send()
+	p := &progress{ss: req.Session, token: token, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.send(ctx)
 	return p
 }
 
@@ -221,7 +220,8 @@ func (p *progress) push(it progressItem) {
 	}
 }
 
-func (p *progress) send() {
+// send delivers the queue under ctx, the request's context, until finish.
+func (p *progress) send(ctx context.Context) {
 	defer close(p.done)
 	var n float64
 	pace := time.NewTimer(0)
@@ -242,10 +242,10 @@ func (p *progress) send() {
 				n++
 				prog, total = n, 0
 			}
-			if p.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				continue
 			}
-			_ = p.ss.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+			_ = p.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: p.token, Progress: prog, Total: total, Message: it.msg,
 			})
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -13,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/mcpclient"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -96,4 +98,68 @@ func (plainEcho) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		return tool.Result{Content: "bad args", IsError: true}, nil
 	}
 	return tool.Result{Content: a.Text}, nil
+}
+
+// BenchmarkGateway calls an upstream tool through /mcp/gateway/up (the
+// whole pipeline: policy, loop guard, timeout, SQLite audit record) for
+// each client era, the upstream being a go-sdk server on loopback HTTP
+// reached through the real MCP client manager. Profile it with
+// -cpuprofile to see where a gateway call's time goes.
+func BenchmarkGateway(b *testing.B) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ Text string }
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil
+		})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer up.Close()
+	m := mcpclient.NewManager(mcpclient.Options{})
+	defer m.Close()
+	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m})
+	h.tools.AddSource(m)
+	m.OnToolsChanged(h.tools.Changed)
+	m.Start(context.Background(), []config.MCPServer{{
+		Name: "up", AllowPrivate: true,
+		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: up.URL},
+	}})
+	ts := h.httpServer(b)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, ok := h.tools.Lookup("mcp_up_echo"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the upstream's tools did not arrive")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(era+"/c=1", func(b *testing.B) {
+			benchCalls(b, ts.URL+"/mcp/gateway/up", era)
+		})
+		b.Run(era+"/c=16", func(b *testing.B) {
+			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			b.SetParallelism(8) // 2 cores × 8 = 16 clients
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp/gateway/up"}, &mcp.ClientSessionOptions{ProtocolVersion: era})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer cs.Close()
+				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+				for pb.Next() {
+					res, err := cs.CallTool(context.Background(), params)
+					if err != nil || res.IsError {
+						b.Errorf("%v %+v", err, res)
+						return
+					}
+				}
+			})
+		})
+	}
 }

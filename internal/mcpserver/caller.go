@@ -28,19 +28,21 @@ import (
 // Log messages go to the call's stream at the level the client chose
 // (its session's, or the request's under 2026-07-28).
 
-// relayToCaller gives each tools/call of a gateway its mcpclient.Caller.
-func relayToCaller(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
-			ctx = mcpclient.WithCaller(ctx, gatewayCaller(r.Session, r.ClientCapabilities(), r.Params.InputResponses, r.Params.RequestState))
-		}
-		return next(ctx, method, req)
+// gatewayCaller is the mcpclient.Caller of a gateway's tools/call r: its
+// session, the client's capabilities, and its answers to earlier input
+// requests.
+func gatewayCaller(r *mcp.CallToolRequest) *mcpclient.Caller {
+	var answers mcp.InputResponseMap
+	var state string
+	if r.Params != nil {
+		answers, state = r.Params.InputResponses, r.Params.RequestState
 	}
+	return newCaller(r.Session, r.ClientCapabilities(), answers, state)
 }
 
-// gatewayCaller is the Caller of one request of ss, a client with caps
-// that answers earlier input requests with answers and state.
-func gatewayCaller(ss *mcp.ServerSession, caps *mcp.ClientCapabilities, answers mcp.InputResponseMap, state string) *mcpclient.Caller {
+// newCaller is the Caller of one request of ss, a client with caps that
+// answers earlier input requests with answers and state.
+func newCaller(ss *mcp.ServerSession, caps *mcp.ClientCapabilities, answers mcp.InputResponseMap, state string) *mcpclient.Caller {
 	c := &mcpclient.Caller{Capabilities: caps}
 	if ss == nil {
 		return c
@@ -106,7 +108,7 @@ func withInput[R interface{ NeedsInput() bool }](ctx context.Context, ss *mcp.Se
 	if err != nil || ss == nil || sessionless(ss) {
 		return res, err
 	}
-	c := gatewayCaller(ss, caps, nil, "")
+	c := newCaller(ss, caps, nil, "")
 	for round := 1; res.NeedsInput(); round++ {
 		var zero R
 		if round > maxForwardRounds {

@@ -46,7 +46,6 @@ func (s *Server) newGateway(name string) *endpoint {
 		so.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	e := s.newEndpoint(name, so)
-	e.srv.AddReceivingMiddleware(relayToCaller)
 	if s.opts.Upstreams != nil {
 		e.srv.AddReceivingMiddleware(s.forward(name))
 	}

@@ -98,14 +98,17 @@ func (s *Server) gatewayHandler(gw, regName string) mcp.ToolHandler {
 		if refused != nil {
 			return refused, nil
 		}
-		capt := &capture{Tool: t}
+		capt := &capture{Tool: t, ex: &mcpclient.Exchange{Caller: gatewayCaller(req)}}
 		scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
 			Principal: who,
 			Agent:     agentName, SessionID: sessionID(req.Session), Workspace: s.opts.Workspace,
 			Rules: rules, Extra: []tool.Tool{capt},
 		})
 		p := newProgress(ctx, req)
-		out := scope.Call(ctx, llm.ToolCall{Name: regName, Arguments: req.Params.Arguments}, p.reportFunc())
+		out := scope.Do(ctx, tool.Request{
+			Call:     llm.ToolCall{Name: regName, Arguments: req.Params.Arguments},
+			Progress: p.reportFunc(), Relay: capt.ex,
+		})
 		p.finish()
 		switch {
 		case capt.rpcErr != nil:
@@ -122,15 +125,16 @@ func (s *Server) gatewayHandler(gw, regName string) mcp.ToolHandler {
 // pipeline's outcome is served instead.
 type capture struct {
 	tool.Tool
+	ex     *mcpclient.Exchange // the call's relay: the caller down, the upstream's answer up
 	res    *mcp.CallToolResult
 	rpcErr *jsonrpc.Error
 }
 
-// Call runs the tool under an mcpclient.CallRecord, which the MCP client
-// manager's tools fill with the upstream's own answer.
+// Call runs the tool; the MCP client manager's tools fill the call's
+// mcpclient.Exchange (its Relay, c.ex) with the upstream's own answer.
 func (c *capture) Call(ctx context.Context, call *tool.Call) (tool.Result, error) {
-	var rec mcpclient.CallRecord
-	r, err := c.Tool.Call(mcpclient.RecordCall(ctx, &rec), call)
+	r, err := c.Tool.Call(ctx, call)
+	rec := &c.ex.Record
 	switch {
 	case err != nil:
 	case rec.Result != nil:

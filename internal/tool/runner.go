@@ -237,6 +237,22 @@ func (o *Outcome) outcome() string {
 // every failure becomes an error result the model can read, so a denied or
 // broken call never crashes the run.
 func (s *Scope) Call(ctx context.Context, call llm.ToolCall, progress func(msg string, progress, total float64)) Outcome {
+	return s.Do(ctx, Request{Call: call, Progress: progress})
+}
+
+// Request is one call through the pipeline with what an edge passes
+// along beyond the model's tool call.
+type Request struct {
+	Call llm.ToolCall
+	// Progress receives the tool's intermediate status; nil drops it.
+	Progress func(msg string, progress, total float64)
+	// Relay is handed to the tool as Call.Relay (see Relay).
+	Relay Relay
+}
+
+// Do is Call for a Request.
+func (s *Scope) Do(ctx context.Context, req Request) Outcome {
+	call, progress := req.Call, req.Progress
 	start := time.Now()
 	if progress == nil {
 		progress = func(string, float64, float64) {}
@@ -245,7 +261,7 @@ func (s *Scope) Call(ctx context.Context, call llm.ToolCall, progress func(msg s
 	if s.r.obs != nil {
 		ctx, span = s.r.obs.start(ctx, s, call)
 	}
-	out := s.call(ctx, call, progress)
+	out := s.call(ctx, call, progress, req.Relay)
 	out.Duration = time.Since(start)
 	out.Result.CallID = call.ID
 	out.Result.Name = call.Name
@@ -256,7 +272,7 @@ func (s *Scope) Call(ctx context.Context, call llm.ToolCall, progress func(msg s
 	return out
 }
 
-func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(string, float64, float64)) Outcome {
+func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(string, float64, float64), relay Relay) Outcome {
 	t, ok := s.lookup(call.Name)
 	if !ok {
 		out := refused("deny", fmt.Sprintf("unknown tool %q: it does not exist or its server is disconnected", call.Name))
@@ -323,7 +339,7 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	defer cancel()
 	res, err := t.Call(cctx, &Call{
 		Agent: s.p.Agent, SessionID: s.p.SessionID, Workspace: s.p.Workspace,
-		Args: args, Depth: s.p.Depth, Principal: s.p.Principal, Progress: progress,
+		Args: args, Depth: s.p.Depth, Principal: s.p.Principal, Progress: progress, Relay: relay,
 	})
 	untrusted := spec.Untrusted || spec.Origin == OriginMCP || spec.Origin == OriginA2A
 	if untrusted {

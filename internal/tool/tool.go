@@ -58,7 +58,22 @@ type Call struct {
 	Principal *principal.Principal
 	// Progress reports intermediate status of a long call; never nil.
 	Progress func(message string, progress, total float64)
+	// Relay is what the edge that made the call passes to the tool beyond
+	// the arguments, and gets back from it (Request.Relay); nil for calls
+	// that carry none, such as an agent's.
+	Relay Relay
 }
+
+// Relay is protocol data passed through the pipeline untouched, between
+// the edge that made a call and the tool that serves it: the MCP gateway
+// hands the MCP client manager's tools the downstream client the call is
+// made for, and gets back the upstream's own answer, unflattened. The
+// pipeline never looks inside; the tool that knows the concrete type
+// (*mcpclient.Exchange) type-asserts it, and any other tool ignores it.
+// It has no methods so that the core names no protocol; it is a field of
+// the call's types rather than a context value so that what a call
+// carries is visible in its signature.
+type Relay any
 
 // Result is what a tool returns. Tool failures the model should see (bad
 // arguments, a file not found, an upstream tool error) are results with

@@ -1,7 +1,6 @@
 package llmtest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +95,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, api vendorAPI) {
 		api.writeError(w, rep.Status, rep.errorMessage())
 		return
 	}
-	st := &stream{w: w, ctx: r.Context(), done: s.done, delay: rep.Delay}
+	st := &stream{w: w, gone: r.Context().Done(), done: s.done, delay: rep.Delay}
 	if f, ok := w.(http.Flusher); ok {
 		st.flusher = f
 	}
@@ -114,7 +113,7 @@ var errInterrupted = errors.New("llmtest: stream interrupted")
 type stream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
-	ctx     context.Context
+	gone    <-chan struct{} // closed when the client's request ends
 	done    chan struct{}
 	delay   time.Duration
 	started bool // headers written
@@ -144,7 +143,7 @@ func (s *stream) content() error {
 	select {
 	case <-t.C:
 		return nil
-	case <-s.ctx.Done():
+	case <-s.gone:
 		return errInterrupted
 	case <-s.done:
 		return errInterrupted
@@ -153,7 +152,7 @@ func (s *stream) content() error {
 
 func (s *stream) alive() error {
 	select {
-	case <-s.ctx.Done():
+	case <-s.gone:
 		return errInterrupted
 	case <-s.done:
 		return errInterrupted

@@ -94,11 +94,11 @@ func (c *Cluster) connectListener(ctx context.Context) (*pgx.Conn, error) {
 
 // listen delivers notifications until Close, reconnecting with backoff
 // when the connection breaks and resyncing after each reconnect.
-func (c *Cluster) listen(conn *pgx.Conn) {
+func (c *Cluster) listen(ctx context.Context, conn *pgx.Conn) {
 	for {
-		err := c.receive(conn)
+		err := c.receive(ctx, conn)
 		conn.Close(context.Background())
-		if c.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
 		c.log.Warn("lost the connection that carries replica notifications; reconnecting", "err", err)
@@ -108,15 +108,15 @@ func (c *Cluster) listen(conn *pgx.Conn) {
 			// reconnect in step.
 			wait := delay/2 + rand.N(delay/2+1)
 			select {
-			case <-c.ctx.Done():
+			case <-ctx.Done():
 				return
 			case <-time.After(wait):
 			}
-			conn, err = c.connectListener(c.ctx)
+			conn, err = c.connectListener(ctx)
 			if err == nil {
 				break
 			}
-			if c.ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			c.log.Debug("reconnecting the notification connection failed", "err", err)
@@ -130,19 +130,19 @@ func (c *Cluster) listen(conn *pgx.Conn) {
 // receive reads notifications from conn until it fails or Close. A quiet
 // connection is pinged every 30 s: a server gone without closing the
 // socket would otherwise go unnoticed, and with it every notification.
-func (c *Cluster) receive(conn *pgx.Conn) error {
+func (c *Cluster) receive(ctx context.Context, conn *pgx.Conn) error {
 	for {
-		wctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		n, err := conn.WaitForNotification(wctx)
 		cancel()
 		if err != nil {
-			if c.ctx.Err() != nil {
-				return c.ctx.Err()
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
 			if !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			pctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			err = conn.Ping(pctx)
 			cancel()
 			if err != nil {
@@ -150,12 +150,12 @@ func (c *Cluster) receive(conn *pgx.Conn) error {
 			}
 			continue
 		}
-		c.dispatch(n.Payload)
+		c.dispatch(ctx, n.Payload)
 	}
 }
 
 // dispatch hands one notification to its topic's subscribers.
-func (c *Cluster) dispatch(payload string) {
+func (c *Cluster) dispatch(ctx context.Context, payload string) {
 	topic, from, ref, body, ok := parseNote(payload)
 	if !ok || from == c.id {
 		return
@@ -167,8 +167,8 @@ func (c *Cluster) dispatch(payload string) {
 		return
 	}
 	if ref != 0 {
-		ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
-		err := c.db.pool.QueryRow(ctx, "SELECT payload FROM bus_payloads WHERE id = $1", ref).Scan(&body)
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := c.db.pool.QueryRow(qctx, "SELECT payload FROM bus_payloads WHERE id = $1", ref).Scan(&body)
 		cancel()
 		if err != nil {
 			c.log.Warn("reading a large notification failed; dropped", "topic", topic, "id", strconv.FormatInt(ref, 10), "err", err)

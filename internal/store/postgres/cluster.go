@@ -78,8 +78,7 @@ type Cluster struct {
 	tasksFailed func(ctx context.Context, tasks []store.Task)
 	failTurn    func(ctx context.Context, sessionID, reason string) error
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelFunc // ends the heartbeat and the listener
 	wg     sync.WaitGroup
 	closed sync.Once
 }
@@ -129,9 +128,12 @@ func (db *DB) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 		return nil, fmt.Errorf("join replicas: listen for notifications: %w", err)
 	}
 	db.replica.Store(&id)
-	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.wg.Go(func() { c.listen(conn) })
-	c.wg.Go(c.beat)
+	// The replica outlives the call that joins: its goroutines run under
+	// a context of their own, ended by Close.
+	rctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Go(func() { c.listen(rctx, conn) })
+	c.wg.Go(func() { c.beat(rctx) })
 	c.log.Info("joined the replicas", "name", opts.Name, "heartbeat", opts.Heartbeat, "lease", opts.Lease)
 	return c, nil
 }
@@ -212,18 +214,18 @@ func (c *Cluster) SetTurnReaper(fail func(ctx context.Context, sessionID, reason
 
 // beat renews the lease every Heartbeat and reaps once the lease has
 // been held for a whole Lease.
-func (c *Cluster) beat() {
+func (c *Cluster) beat(ctx context.Context) {
 	t := time.NewTicker(c.opts.Heartbeat)
 	defer t.Stop()
 	healthy := time.Now() // Join just wrote the first heartbeat
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := c.heartbeat(c.ctx); err != nil {
-			if c.ctx.Err() == nil {
+		if err := c.heartbeat(ctx); err != nil {
+			if ctx.Err() == nil {
 				c.log.Warn("heartbeat failed; the others presume this replica dead if it stays silent", "lease", c.opts.Lease, "err", err)
 			}
 			healthy = time.Time{}
@@ -233,7 +235,7 @@ func (c *Cluster) beat() {
 			healthy = time.Now()
 		}
 		if time.Since(healthy) >= c.opts.Lease {
-			c.reap(c.ctx)
+			c.reap(ctx)
 		}
 	}
 }
