@@ -12,10 +12,28 @@
 // as it may anyway under memory pressure).
 package residency
 
+import (
+	"context"
+	"time"
+)
+
 // Released says what ReleaseExecutable dropped.
 type Released struct {
 	// Mappings is how many read-only mappings of the executable were
 	// released; Bytes their resident size before.
 	Mappings int
 	Bytes    int64
+}
+
+// ReleaseAfter waits d, then calls ReleaseExecutable; if ctx ends first it
+// releases nothing and returns ctx's error.
+func ReleaseAfter(ctx context.Context, d time.Duration) (Released, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return Released{}, ctx.Err()
+	case <-t.C:
+	}
+	return ReleaseExecutable()
 }

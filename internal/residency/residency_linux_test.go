@@ -1,8 +1,11 @@
 package residency
 
 import (
+	"context"
+	"errors"
 	"os"
 	"testing"
+	"time"
 )
 
 const sampleSmaps = `00400000-01fa0000 r-xp 00000000 fe:00 123 /opt/agentd/bin/agentd
@@ -103,4 +106,20 @@ func exeResidentKB(t *testing.T) int64 {
 		}
 	}
 	return kb
+}
+
+func TestReleaseAfter(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if rel, err := ReleaseAfter(ctx, time.Hour); !errors.Is(err, context.Canceled) || rel != (Released{}) {
+		t.Errorf("cancelled: got %+v, %v; want nothing released and context.Canceled", rel, err)
+	}
+	start := time.Now()
+	rel, err := ReleaseAfter(context.Background(), 20*time.Millisecond)
+	if err != nil || rel.Mappings == 0 {
+		t.Fatalf("got %+v, %v; want the executable's mappings released", rel, err)
+	}
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Errorf("released after %v, before the 20ms asked", waited)
+	}
 }
