@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentd/agentd/internal/daemon"
 	"github.com/agentd/agentd/internal/mcpserver"
+	"github.com/agentd/agentd/internal/residency"
 )
 
 // runMCPServe serves MCP on stdin/stdout for editors ({"command": "agentd",
@@ -38,6 +39,17 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	if !*standalone && daemonAnswers(ctx, base) {
 		url := base + cfg.MCP.Path
 		log.Info("agentd mcp: relaying to the running daemon", "url", url, "config", cfg.Origin())
+		// A relay per editor window lives as long as the editor: once it
+		// runs, the executable's pages that only start-up touched (most
+		// of its resident set, see package residency) can go.
+		relCtx, cancel := context.WithCancel(ctx)
+		released := make(chan struct{})
+		go func() {
+			defer close(released)
+			rel, err := residency.ReleaseAfter(relCtx, 250*time.Millisecond)
+			log.Debug("released start-up pages", "mappings", rel.Mappings, "bytes", rel.Bytes, "err", err)
+		}()
+		defer func() { cancel(); <-released }()
 		return mcpserver.Forward(ctx, e.stdin, e.stdout, mcpserver.ForwardOptions{
 			URL:             url,
 			APIKey:          cfg.APIKeyValue(),

@@ -31,6 +31,7 @@ import (
 	"github.com/agentd/agentd/internal/mcpclient"
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/residency"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/storemetrics"
@@ -426,6 +427,12 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	d.log.Info("agentd listening", "addr", ln.Addr().String(), "version", buildinfo.Version(), "home", d.cfg.Home)
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		d.releaseStartupPages(baseCtx)
+	}()
+	defer func() { cancelRuns(); <-released }()
 	select {
 	case err := <-errc:
 		return err
@@ -449,6 +456,69 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// releaseStartupPages drops the daemon's mappings of its executable's
+// pages (see package residency) once start-up work is over, unless ctx
+// ends first: a moment after listening, when the burst of work that
+// follows it is done (released during it, most pages came straight back),
+// and again once the MCP servers still connecting then have connected or
+// failed (npx servers take seconds), for at most 30 s. Pages are mapped
+// again as they are used, so what stays resident while idle is what
+// idling touches: 11-16 MB instead of 44 MB with no MCP server, 20 MB
+// instead of 54 MB with ten stdio servers (go run ./bench -only 4).
+func (d *Daemon) releaseStartupPages(ctx context.Context) {
+	const settle = 250 * time.Millisecond
+	tick := time.NewTicker(settle)
+	defer tick.Stop()
+	wait := func() bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			return true
+		}
+	}
+	release := func() {
+		rel, err := residency.ReleaseExecutable()
+		if err != nil {
+			d.log.Warn("release start-up pages", "err", err)
+			return
+		}
+		d.log.Debug("released start-up pages", "mappings", rel.Mappings, "bytes", rel.Bytes)
+	}
+	if !wait() {
+		return
+	}
+	connecting := d.mcpConnecting()
+	release()
+	if !connecting {
+		return
+	}
+	for end := time.Now().Add(30 * time.Second); connecting && time.Now().Before(end); {
+		if !wait() {
+			return
+		}
+		connecting = d.mcpConnecting()
+	}
+	// One more settle: the last connection's follow-up work (listing
+	// its tools, rebuilding the catalog) runs after its state changed.
+	if wait() {
+		release()
+	}
+}
+
+// mcpConnecting reports whether an MCP server is still connecting.
+func (d *Daemon) mcpConnecting() bool {
+	if d.MCP == nil {
+		return false
+	}
+	for _, st := range d.MCP.Status() {
+		if st.State == mcpclient.StateConnecting {
+			return true
+		}
+	}
+	return false
 }
 
 // Close releases everything: MCP connections (and their child processes)

@@ -76,6 +76,13 @@ func (d *Daemon) ServeMCPStdio(ctx context.Context, in io.Reader, out io.Writer)
 		return err
 	}
 	defer srv.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		d.releaseStartupPages(ctx)
+	}()
+	defer func() { cancel(); <-released }()
 	return srv.ServeStdio(ctx, in, out)
 }
 

@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/telemetry"
+)
+
+// TestServeReleasesStartupPages: a serving daemon drops its executable's
+// start-up pages after listening, and again after its MCP server (here
+// the test binary over stdio) has connected if it was still connecting,
+// and says so in its debug log; the last release follows the connection.
+func TestServeReleasesStartupPages(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	newHarnessLog(t, "", nil, log)
+
+	var released []map[string]any
+	for deadline := time.Now().Add(20 * time.Second); len(released) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		released = released[:0]
+		for line := range strings.SplitSeq(buf.String(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "released start-up pages" {
+				released = append(released, rec)
+			}
+		}
+	}
+	if len(released) == 0 {
+		t.Fatalf("no release logged:\n%s", buf.String())
+	}
+	for _, rec := range released {
+		if m, _ := rec["mappings"].(float64); m < 1 {
+			t.Errorf("release %v: no mapping released", rec)
+		}
+	}
+	connected := strings.Index(buf.String(), `"msg":"mcp server connected"`)
+	second := strings.LastIndex(buf.String(), `"msg":"released start-up pages"`)
+	if connected < 0 || second < connected {
+		t.Errorf("the second release (at %d) does not follow the MCP server's connection (at %d):\n%s", second, connected, buf.String())
+	}
+}
