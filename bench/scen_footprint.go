@@ -65,13 +65,21 @@ func runFootprint(ctx context.Context, e *Env, res *Scenario) error {
 		res.Rows = append(res.Rows, Row{Path: fmt.Sprintf("RSS growth per open A2A stream, LLM agent (%d held)", e.Settings.Streams), Value: holdKB, Unit: "KiB",
 			Note: "each stream's run waits in a streamed model call, so this includes agentd's outgoing connection to the model"})
 	}
-	sessKB, sessErr := sessionGrowth(ctx, e, idle)
+	_ = idle.Stop()
+	// Sessions on a daemon of their own: after the streams above, the
+	// heap's headroom and the pages their code touched would be counted
+	// as the sessions' growth.
+	var sessKB float64
+	sess, sessErr := e.StartAgentd(ctx, "sessions", base)
+	if sessErr == nil {
+		sessKB, sessErr = sessionGrowth(ctx, e, sess)
+		_ = sess.Stop()
+	}
 	if sessErr != nil {
 		res.naRow("RSS growth per MCP session", sessErr)
 	} else {
 		res.Rows = append(res.Rows, Row{Path: fmt.Sprintf("RSS growth per MCP session (%d opened)", e.Settings.Sessions), Value: sessKB, Unit: "KiB"})
 	}
-	_ = idle.Stop()
 
 	// Streams without a model connection, and the long gateway run, on an
 	// instance with server-everything as an upstream.
@@ -363,7 +371,9 @@ func sessionGrowth(ctx context.Context, e *Env, a *Agentd) (float64, error) {
 		wg.Wait()
 		return first
 	}
-	if err := open(20); err != nil {
+	// The warm-up brings in the code and the heap's first spans that any
+	// session needs once, so that what follows is what each one keeps.
+	if err := open(100); err != nil {
 		return 0, fmt.Errorf("warm-up: %w", err)
 	}
 	before, err := settledRSS(ctx, a)
