@@ -104,7 +104,10 @@ func (plainEcho) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 // whole pipeline: policy, loop guard, timeout, SQLite audit record) for
 // each client era, the upstream being a go-sdk server on loopback HTTP
 // reached through the real MCP client manager. Profile it with
-// -cpuprofile to see where a gateway call's time goes.
+// -cpuprofile to see where a gateway call's time goes. The upstream speaks
+// 2025-11-25, so a 2026-07-28 client's call is a parked call (see
+// mcpclient's parked.go) on an upstream session of its own: that row
+// measures the bridge, not the stateless fast case.
 func BenchmarkGateway(b *testing.B) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
