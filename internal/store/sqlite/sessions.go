@@ -134,6 +134,38 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store
 	return out, nil
 }
 
+// AppendMessagesCreateTask implements store.SessionTaskWriter: the
+// append and the task's insert are one write of the group commit.
+func (db *DB) AppendMessagesCreateTask(ctx context.Context, sessionID string, msgs []store.Message, task store.Task) ([]store.Message, error) {
+	op := fmt.Sprintf("append messages to session %q and create task %q", sessionID, task.ID)
+	if task.ID == "" {
+		return nil, fmt.Errorf("%s: empty task id", op)
+	}
+	t := now()
+	var out []store.Message
+	err := db.write(ctx, payloadSize(msgs)+len(task.Data), func(ctx context.Context, tx *sql.Tx) error {
+		var last int64
+		if err := tx.StmtContext(ctx, db.stmts.reserveSeqs).QueryRowContext(ctx, len(msgs), toDB(t), sessionID).Scan(&last); err != nil {
+			return err
+		}
+		var err error
+		if out, err = db.insertMessages(ctx, tx, sessionID, last-int64(len(msgs))+1, msgs, t); err != nil {
+			return err
+		}
+		_, err = tx.StmtContext(ctx, db.stmts.createTask).ExecContext(ctx,
+			task.ID, task.ContextID, task.Agent, task.State, boolToDB(task.Terminal), task.Owner, jsonToDB(task.Data),
+			toDB(orNow(task.CreatedAt, t)), toDB(orNow(task.UpdatedAt, t)))
+		return err
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if out == nil {
+		out = []store.Message{}
+	}
+	return out, nil
+}
+
 // insertMessages inserts msgs into session sessionID with Seqs from first
 // on, whose reservation is the caller's business, and returns them as
 // stored. A zero CreatedAt means t.
