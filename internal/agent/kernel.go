@@ -164,6 +164,17 @@ type RunRequest struct {
 	// OnScope, if set, receives the run's tool scope before the first model
 	// call, so an edge can record "allow always" decisions.
 	OnScope func(*tool.Scope)
+	// FinalTask, if set, lets the edge store the task the turn answers
+	// together with the model's last reply, in one transaction
+	// (store.SessionTaskWriter): one commit fewer for a run that ends
+	// within its request. The kernel calls it at most once, when the
+	// reply that ends the turn (no tool calls) is about to be stored and
+	// the session store can do both writes at once; res is the run's
+	// result as it will be returned. ok false stores the reply alone. A
+	// run whose combined write fails ends with an error event, and
+	// neither the reply nor the task is stored; so a FinalTask that
+	// returned ok followed by EventFinal means the task is stored.
+	FinalTask func(res RunResult) (t store.Task, ok bool)
 }
 
 // RunResult is the outcome of a run.
@@ -295,9 +306,6 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		reply.Role = llm.RoleAssistant
 		res.Message = reply
 		history = append(history, reply)
-		if err := k.persist(ctx, sess.ID, reply); err != nil {
-			return res, err
-		}
 		if len(reply.ToolCalls) == 0 {
 			switch resp.StopReason {
 			case llm.StopMaxTokens:
@@ -307,7 +315,14 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			default:
 				res.StopReason = StopEndTurn
 			}
+			if err := k.persistLast(ctx, req, res); err != nil {
+				res.StopReason = ""
+				return res, err
+			}
 			return res, nil
+		}
+		if err := k.persist(ctx, sess.ID, reply); err != nil {
+			return res, err
 		}
 		results := k.callTools(ctx, scope, sess.ID, reply.ToolCalls, m.Images, emit)
 		history = append(history, results)
@@ -484,6 +499,28 @@ func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message)
 	}
 	if _, err := k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
 		return fmt.Errorf("save message to session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// persistLast stores the reply that ends the turn, with the edge's task
+// in the same transaction when the edge asks (req.FinalTask) and the
+// store can.
+func (k *Kernel) persistLast(ctx context.Context, req *RunRequest, res *RunResult) error {
+	w, can := k.opts.Sessions.(store.SessionTaskWriter)
+	if req.FinalTask == nil || !can {
+		return k.persist(ctx, res.SessionID, res.Message)
+	}
+	t, ok := req.FinalTask(*res)
+	if !ok {
+		return k.persist(ctx, res.SessionID, res.Message)
+	}
+	sm, err := storedMessage(res.Message)
+	if err != nil {
+		return err
+	}
+	if _, err := w.AppendMessagesCreateTask(ctx, res.SessionID, []store.Message{sm}, t); err != nil {
+		return fmt.Errorf("save message to session %s with task %s: %w", res.SessionID, t.ID, err)
 	}
 	return nil
 }

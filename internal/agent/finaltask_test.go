@@ -1,0 +1,94 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// TestFinalTask: an edge's task is stored in the same transaction as the
+// reply that ends the turn, once, and only then; declined, the reply is
+// stored alone; if the combined write fails, the run fails and neither
+// the reply nor the task is stored.
+func TestFinalTask(t *testing.T) {
+	listFiles := fn{name: "file_list", origin: tool.OriginBuiltin, call: func(ctx context.Context, c *tool.Call) (tool.Result, error) {
+		return tool.Result{Content: "a.go"}, nil
+	}}
+	for _, tc := range []struct {
+		name      string
+		replies   []llmtest.Reply
+		decline   bool
+		takenID   bool // a task with the id exists already
+		wantTask  bool
+		wantErr   error
+		wantMsgs  int // messages in the session after the run
+		wantFinal string
+	}{
+		{name: "stored with the reply", replies: []llmtest.Reply{{Text: "ok"}}, wantTask: true, wantMsgs: 2, wantFinal: "ok"},
+		{name: "after a tool call, only at the end",
+			replies:  []llmtest.Reply{{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_list", `{}`)}}, {Text: "one file"}},
+			wantTask: true, wantMsgs: 4, wantFinal: "one file"},
+		{name: "declined", replies: []llmtest.Reply{{Text: "ok"}}, decline: true, wantMsgs: 2, wantFinal: "ok"},
+		{name: "task id taken", replies: []llmtest.Reply{{Text: "ok"}}, takenID: true, wantErr: store.ErrExists, wantMsgs: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, llmtest.Script(tc.replies...), []manifest.Manifest{assistant("file_*")}, listFiles)
+			ctx := context.Background()
+			if tc.takenID {
+				if _, err := e.db.CreateTask(ctx, store.Task{ID: "task-1", State: "working", Data: json.RawMessage(`{"old":true}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var calls []agent.RunResult
+			c := &collect{}
+			req := &agent.RunRequest{Agent: "assistant", Input: user("hi"), NewSessionID: "s-1", OnEvent: c.add,
+				FinalTask: func(res agent.RunResult) (store.Task, bool) {
+					calls = append(calls, res)
+					return store.Task{ID: "task-1", ContextID: res.SessionID, Agent: "assistant", State: "completed", Terminal: true,
+						Data: json.RawMessage(`{"answer":"` + res.Message.Text() + `"}`)}, !tc.decline
+				}}
+			res, err := e.k.Run(ctx, req)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("Run: %v, want %v", err, tc.wantErr)
+			}
+			types := c.types()
+			if last := types[len(types)-1]; (err == nil) != (last == "final") {
+				t.Errorf("events %v end with %s after error %v", types, last, err)
+			}
+			if len(calls) != 1 || calls[0].SessionID != "s-1" || calls[0].Message.Text() != tc.replies[len(tc.replies)-1].Text || calls[0].StopReason != agent.StopEndTurn {
+				t.Errorf("FinalTask calls = %+v, want one with the last reply", calls)
+			}
+			if err == nil && res.Message.Text() != tc.wantFinal {
+				t.Errorf("result message %q, want %q", res.Message.Text(), tc.wantFinal)
+			}
+			msgs, merr := e.db.Messages(ctx, "s-1")
+			if merr != nil || len(msgs) != tc.wantMsgs {
+				t.Errorf("session holds %d messages (%v), want %d", len(msgs), merr, tc.wantMsgs)
+			}
+			got, gerr := e.db.GetTask(ctx, "task-1")
+			switch {
+			case tc.takenID:
+				if gerr != nil || !strings.Contains(string(got.Data), "old") {
+					t.Errorf("the existing task changed: %+v %v", got, gerr)
+				}
+			case tc.wantTask:
+				if gerr != nil || string(got.Data) != `{"answer":"`+tc.wantFinal+`"}` || got.State != "completed" {
+					t.Errorf("task = %+v (%v), want the finished task", got, gerr)
+				}
+			default:
+				if !errors.Is(gerr, store.ErrNotFound) {
+					t.Errorf("a declined task was stored: %+v %v", got, gerr)
+				}
+			}
+		})
+	}
+}
