@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -95,6 +97,26 @@ burst = 100000000
 		}
 		return nil
 	}
+	// The first event of a stream, as the bench's "stream, first event"
+	// row: p50 of the time from the request to the first event.
+	b.Run("stream-first-event", func(b *testing.B) {
+		var firsts []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			n := 0
+			for _, err := range cl.SendStreamingMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))}) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n == 0 {
+					firsts = append(firsts, time.Since(t0))
+				}
+				n++
+			}
+		}
+		slices.Sort(firsts)
+		b.ReportMetric(float64(firsts[len(firsts)/2].Microseconds()), "first-µs/p50")
+	})
 	for _, conc := range []int{1, 16} {
 		b.Run(fmt.Sprint("c=", conc), func(b *testing.B) {
 			// RunParallel runs parallelism × GOMAXPROCS goroutines.
