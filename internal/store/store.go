@@ -138,6 +138,10 @@ type TaskFilter struct {
 // the session is absent, ErrExists if the task's ID is taken.
 type SessionTaskWriter interface {
 	AppendMessagesCreateTask(ctx context.Context, sessionID string, msgs []Message, t Task) ([]Message, error)
+	// CreateSessionWithTask stores a new session with its messages, as
+	// CreateSession does, and creates t: a whole first turn in one commit.
+	// ErrExists if the session's or the task's ID is taken.
+	CreateSessionWithTask(ctx context.Context, s Session, msgs []Message, t Task) error
 }
 
 // TaskStore persists A2A tasks.

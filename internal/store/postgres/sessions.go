@@ -150,6 +150,35 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store
 	return out, nil
 }
 
+// CreateSessionWithTask implements store.SessionTaskWriter in one
+// statement: CreateSession's, with the task's insert, which depends on
+// the session's (a taken ID of either fails the whole of it).
+func (db *DB) CreateSessionWithTask(ctx context.Context, s store.Session, msgs []store.Message, task store.Task) error {
+	op := fmt.Sprintf("create session %q with task %q", s.ID, task.ID)
+	if s.ID == "" || task.ID == "" {
+		return fmt.Errorf("%s: empty id", op)
+	}
+	t := now()
+	updated := orNow(s.UpdatedAt, t)
+	if len(msgs) > 0 && updated.Before(t) {
+		updated = t
+	}
+	roles, contents, times, _ := messageArrays(s.ID, 1, msgs, t)
+	_, err := db.pool.Exec(ctx, `WITH s AS (
+			INSERT INTO sessions (`+sessionColumns+`, last_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
+		), ins AS (
+			INSERT INTO messages (session_id, seq, role, content, created_at)
+			SELECT s.id, m.ord, m.role, m.content, m.created_at FROM s, `+fmt.Sprintf(messageRows, "$9", "$10", "$11")+`
+		)
+		INSERT INTO tasks (`+taskColumns+`, replica)
+		SELECT $12, $13, $14, $15, $16, $17, $18, 1, $19, $20, $21 FROM s`,
+		s.ID, s.Agent, textArg(s.Title), s.Origin, s.Principal, orNow(s.CreatedAt, t), updated, int64(len(msgs)),
+		roles, contents, times,
+		task.ID, task.ContextID, task.Agent, task.State, task.Terminal, task.Owner, jsonArg(task.Data),
+		orNow(task.CreatedAt, t), orNow(task.UpdatedAt, t), db.replicaID())
+	return wrap(op, err)
+}
+
 // AppendMessagesCreateTask implements store.SessionTaskWriter in one
 // statement, so one round trip: AppendMessages' reservation and insert,
 // and the task's insert, which depends on the session's row (no session,

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -79,6 +80,60 @@ var sessionTaskTests = map[string]func(t *testing.T, s suite){
 		}
 		if msgs, err := st.Messages(t.Context(), "s1"); err != nil || len(msgs) != 0 {
 			t.Errorf("messages after a canceled write: %d (%v)", len(msgs), err)
+		}
+	},
+	// A whole first turn: the session with its messages and the task.
+	"CreateWithTask": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		w := sessionTaskWriter(t, st)
+		want := task(t, "t1", "completed", true)
+		before := time.Now()
+		ok(t, w.CreateSessionWithTask(ctx, store.Session{ID: "s1", Agent: "a", Title: "hi", Origin: "a2a", Principal: "p"},
+			[]store.Message{{Role: "user", Content: raw(t, "hi")}, {Role: "assistant", Content: raw(t, "ok")}}, want), "CreateSessionWithTask")
+		after := time.Now()
+		sess, err := st.GetSession(ctx, "s1")
+		ok(t, err, "GetSession")
+		if sess.Agent != "a" || sess.Title != "hi" || sess.Origin != "a2a" || sess.Principal != "p" {
+			t.Errorf("session = %+v", sess)
+		}
+		checkRecent(t, "session CreatedAt", sess.CreatedAt, before, after)
+		msgs, err := st.Messages(ctx, "s1")
+		ok(t, err, "Messages")
+		if len(msgs) != 2 || msgs[0].Seq != 1 || msgs[1].Seq != 2 || msgs[0].Role != "user" || msgs[1].Role != "assistant" {
+			t.Errorf("messages = %+v", msgs)
+		}
+		// The next append continues the Seqs.
+		more, err := st.AppendMessages(ctx, "s1", []store.Message{{Role: "user", Content: raw(t, "again")}})
+		ok(t, err, "AppendMessages")
+		if len(more) != 1 || more[0].Seq != 3 {
+			t.Errorf("next append got %+v, want Seq 3", more)
+		}
+		got, err := st.GetTask(ctx, "t1")
+		ok(t, err, "GetTask")
+		want.Version = 1
+		checkTask(t, got, want)
+	},
+	"CreateWithTakenIDs": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		w := sessionTaskWriter(t, st)
+		ok(t, st.CreateSession(ctx, store.Session{ID: "taken", Agent: "a"}), "CreateSession")
+		_, err := st.CreateTask(ctx, task(t, "taken", "working", false))
+		ok(t, err, "CreateTask")
+		msgs := []store.Message{{Role: "user", Content: raw(t, "hi")}}
+		isErr(t, w.CreateSessionWithTask(ctx, store.Session{ID: "taken", Agent: "b"}, msgs, task(t, "new", "completed", true)),
+			store.ErrExists, "CreateSessionWithTask with a taken session ID")
+		isErr(t, w.CreateSessionWithTask(ctx, store.Session{ID: "new", Agent: "b"}, msgs, task(t, "taken", "completed", true)),
+			store.ErrExists, "CreateSessionWithTask with a taken task ID")
+		if ids := allTaskIDs(t, st); len(ids) != 1 || ids[0] != "taken" {
+			t.Errorf("tasks after failed writes: %v, want [taken]", ids)
+		}
+		if _, err := st.GetSession(ctx, "new"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the session of a failed write exists: %v", err)
+		}
+		if m, err := st.Messages(ctx, "taken"); err != nil || len(m) != 0 {
+			t.Errorf("the taken session got messages: %d (%v)", len(m), err)
 		}
 	},
 }
