@@ -173,7 +173,10 @@ type RunRequest struct {
 	// result as it will be returned. ok false stores the reply alone. A
 	// run whose combined write fails ends with an error event, and
 	// neither the reply nor the task is stored; so a FinalTask that
-	// returned ok followed by EventFinal means the task is stored.
+	// returned ok followed by EventFinal means the task is stored. With
+	// FinalTask set, a new session is stored by the run's first write
+	// rather than before the model call (see Kernel.run): a turn that
+	// ends at once is one commit.
 	FinalTask func(res RunResult) (t store.Task, ok bool)
 }
 
@@ -247,11 +250,28 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	}
 
 	input := k.prepareInput(req.Input, m)
-	sess, history, err := k.openSession(ctx, req, m, input)
+	// A run whose edge stores its task with the last reply (FinalTask)
+	// creates a new session with that write too: the whole turn is one
+	// commit. Until then the session exists only here; a run that ends
+	// otherwise (an error, a cancel) stores it with the user's input, as
+	// if stored at the start. Only a crash loses it, and then the edge
+	// had told its client nothing of the turn.
+	_, canCombine := k.opts.Sessions.(store.SessionTaskWriter)
+	sess, history, pending, err := k.openSession(ctx, req, m, input, req.FinalTask != nil && canCombine)
 	if err != nil {
 		return nil, err
 	}
 	defer k.release(sess.ID)
+	if pending != nil {
+		defer func() {
+			if pending.sess == nil {
+				return
+			}
+			if err := k.opts.Sessions.CreateSession(context.WithoutCancel(ctx), *pending.sess, pending.input); err != nil {
+				k.log.Error("storing the session of a run that ended early failed", "session", sess.ID, "err", err)
+			}
+		}()
+	}
 	emit(Event{Type: EventSession, SessionID: sess.ID})
 	if k.obs != nil {
 		defer k.obs.activeRun(ctx, m.Name)()
@@ -315,13 +335,13 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			default:
 				res.StopReason = StopEndTurn
 			}
-			if err := k.persistLast(ctx, req, res); err != nil {
+			if err := k.persistLast(ctx, req, res, pending); err != nil {
 				res.StopReason = ""
 				return res, err
 			}
 			return res, nil
 		}
-		if err := k.persist(ctx, sess.ID, reply); err != nil {
+		if err := k.persistReply(ctx, sess.ID, reply, pending); err != nil {
 			return res, err
 		}
 		results := k.callTools(ctx, scope, sess.ID, reply.ToolCalls, m.Images, emit)
@@ -407,7 +427,10 @@ func (k *Kernel) prepareInput(in llm.Message, m manifest.Manifest) llm.Message {
 // an accepted message survives a crash, and returns the session with its
 // history, input included. A new session is created together with its
 // input in one transaction. On error the session is not claimed.
-func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest, input llm.Message) (store.Session, []llm.Message, error) {
+//
+// With deferNew, a new session is not stored: it comes back pending, for
+// the run's first write to store (see run).
+func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest, input llm.Message, deferNew bool) (store.Session, []llm.Message, *pendingSession, error) {
 	id := req.SessionID
 	if id == "" {
 		id = req.NewSessionID
@@ -418,21 +441,35 @@ func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Ma
 	// Claimed before the history is read, so that no other turn of the
 	// session can append to it between the read and this turn's writes.
 	if err := k.acquire(ctx, id); err != nil {
-		return store.Session{ID: id}, nil, err
+		return store.Session{ID: id}, nil, nil, err
+	}
+	if deferNew && req.SessionID == "" {
+		s := k.newSession(req, m, id)
+		first, err := storedMessage(input)
+		if err != nil {
+			k.release(id)
+			return s, nil, nil, err
+		}
+		return s, []llm.Message{input}, &pendingSession{sess: &s, input: first}, nil
 	}
 	s, history, err := k.loadOrCreate(ctx, req, m, id, input)
 	if err != nil {
 		k.release(id)
-		return s, nil, err
+		return s, nil, nil, err
 	}
-	return s, history, nil
+	return s, history, nil, nil
+}
+
+// newSession is the record of a new session of req's.
+func (k *Kernel) newSession(req *RunRequest, m manifest.Manifest, id string) store.Session {
+	now := time.Now().UTC()
+	return store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, Principal: principal.NameOf(req.Principal), CreatedAt: now, UpdatedAt: now}
 }
 
 // loadOrCreate does openSession's work once the session is claimed.
 func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.Manifest, id string, input llm.Message) (store.Session, []llm.Message, error) {
 	if req.SessionID == "" {
-		now := time.Now().UTC()
-		s := store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, Principal: principal.NameOf(req.Principal), CreatedAt: now, UpdatedAt: now}
+		s := k.newSession(req, m, id)
 		first, err := storedMessage(input)
 		if err != nil {
 			return s, nil, err
@@ -503,21 +540,53 @@ func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message)
 	return nil
 }
 
+// pendingSession is a new session not stored yet (see run): the session
+// and its user message, encoded when it arrived. sess is nil once stored.
+type pendingSession struct {
+	sess  *store.Session
+	input store.Message
+}
+
+// persistReply stores a reply that does not end the turn, creating the
+// pending session with it.
+func (k *Kernel) persistReply(ctx context.Context, sessionID string, msg llm.Message, p *pendingSession) error {
+	if p == nil || p.sess == nil {
+		return k.persist(ctx, sessionID, msg)
+	}
+	sm, err := storedMessage(msg)
+	if err != nil {
+		return err
+	}
+	if err := k.opts.Sessions.CreateSession(ctx, *p.sess, p.input, sm); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	p.sess = nil
+	return nil
+}
+
 // persistLast stores the reply that ends the turn, with the edge's task
 // in the same transaction when the edge asks (req.FinalTask) and the
-// store can.
-func (k *Kernel) persistLast(ctx context.Context, req *RunRequest, res *RunResult) error {
+// store can, and the pending session, if any, with both.
+func (k *Kernel) persistLast(ctx context.Context, req *RunRequest, res *RunResult, p *pendingSession) error {
 	w, can := k.opts.Sessions.(store.SessionTaskWriter)
-	if req.FinalTask == nil || !can {
-		return k.persist(ctx, res.SessionID, res.Message)
+	var t store.Task
+	withTask := false
+	if req.FinalTask != nil && can {
+		t, withTask = req.FinalTask(*res)
 	}
-	t, ok := req.FinalTask(*res)
-	if !ok {
-		return k.persist(ctx, res.SessionID, res.Message)
+	if !withTask {
+		return k.persistReply(ctx, res.SessionID, res.Message, p)
 	}
 	sm, err := storedMessage(res.Message)
 	if err != nil {
 		return err
+	}
+	if p != nil && p.sess != nil {
+		if err := w.CreateSessionWithTask(ctx, *p.sess, []store.Message{p.input, sm}, t); err != nil {
+			return fmt.Errorf("create session %s with task %s: %w", res.SessionID, t.ID, err)
+		}
+		p.sess = nil
+		return nil
 	}
 	if _, err := w.AppendMessagesCreateTask(ctx, res.SessionID, []store.Message{sm}, t); err != nil {
 		return fmt.Errorf("save message to session %s with task %s: %w", res.SessionID, t.ID, err)
