@@ -43,7 +43,9 @@ type TaskStoreOptions struct {
 //
 // Writes are kept off the hot path: a task is written when it is created,
 // whenever its state changes (working, input-required, a terminal state)
-// and at most once per FlushInterval while it streams. Between writes the
+// and at most once per FlushInterval while it streams. A blocking send
+// that finishes at once writes no task here: the kernel stores it,
+// finished, with the model's reply (record, then created for the count). Between writes the
 // running task lives in memory, where a2a-go's optimistic versions are
 // checked; the store's own versions only order this process's writes.
 // After a crash, FailRunningTasks turns every task left non-terminal into

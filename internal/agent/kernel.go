@@ -424,9 +424,10 @@ func (k *Kernel) prepareInput(in llm.Message, m manifest.Manifest) llm.Message {
 
 // openSession claims the run's session (ErrSessionBusy if another turn
 // holds it), stores the user's input in it before any model call, so that
-// an accepted message survives a crash, and returns the session with its
-// history, input included. A new session is created together with its
-// input in one transaction. On error the session is not claimed.
+// an accepted message survives a crash (unless deferNew, below), and
+// returns the session with its history, input included. A new session is
+// created together with its input in one transaction. On error the
+// session is not claimed.
 //
 // With deferNew, a new session is not stored: it comes back pending, for
 // the run's first write to store (see run).
