@@ -86,6 +86,8 @@ type Client struct {
 	sent     map[a2a.TaskID]string
 	sentList []a2a.TaskID
 	watchers []func()
+	// specs of the built-in tools, made once (see agentTool.Spec).
+	specs struct{ send, discover tool.Spec }
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -101,6 +103,7 @@ type remote struct {
 	err      error
 	checked  time.Time
 	toolName string
+	spec     tool.Spec // its tool's, once the card is known
 }
 
 // RemoteStatus reports one external agent for the API.
@@ -131,6 +134,7 @@ func NewClient(opts ClientOptions) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Client{opts: opts, log: orDiscard(opts.Logger), agents: map[string]*remote{}, adhoc: map[string]*remote{},
 		sent: map[a2a.TaskID]string{}, ctx: ctx, cancel: cancel}
+	c.specs.send, c.specs.discover = sendSpec(), discoverSpec()
 	used := map[string]bool{"a2a_discover": true, "a2a_send": true}
 	for _, e := range opts.External {
 		name := ToolName(e.Name)
@@ -202,7 +206,7 @@ func (c *Client) refresh(ctx context.Context, name string) error {
 	r.checked = time.Now().UTC()
 	r.err = err
 	if err == nil {
-		r.card, r.client = card, cl
+		r.card, r.client, r.spec = card, cl, agentSpec(name, r.toolName, card)
 	}
 	watchers := slices.Clone(c.watchers)
 	c.mu.Unlock()
@@ -649,7 +653,7 @@ func (c *Client) Tools() []tool.Tool {
 	for _, name := range c.order {
 		r := c.agents[name]
 		if r.card != nil {
-			out = append(out, agentTool{c: c, name: name, tool: r.toolName, card: r.card})
+			out = append(out, agentTool{c: c, name: name, spec: r.spec})
 		}
 	}
 	return out
