@@ -125,3 +125,18 @@ func TestFinalTask(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelToolSpecsDoNotAllocate: the runner reads every tool's Spec
+// several times per model call, so the kernel's are made once.
+func TestKernelToolSpecsDoNotAllocate(t *testing.T) {
+	e := newEnv(t, llmtest.Always(llmtest.Reply{Text: "ok"}), []manifest.Manifest{assistant()})
+	for _, tl := range e.k.Tools() {
+		sp := tl.Spec()
+		if sp.Name == "" || !json.Valid(sp.InputSchema) || sp.Origin != tool.OriginBuiltin {
+			t.Errorf("spec %+v", sp)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = tl.Spec() }); n != 0 {
+			t.Errorf("%s: Spec allocates %v times per call", sp.Name, n)
+		}
+	}
+}

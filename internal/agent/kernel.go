@@ -100,6 +100,8 @@ type Kernel struct {
 	busy map[string]bool // session ids with a run in progress
 
 	runs *runLog
+	// specs of the kernel's tools, made once (see agentList.Spec).
+	specs struct{ list, send tool.Spec }
 }
 
 // New returns a kernel.
@@ -117,7 +119,9 @@ func New(opts Options) *Kernel {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts), runs: newRunLog()}
+	k := &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts), runs: newRunLog()}
+	k.specs.list, k.specs.send = agentListSpec(), agentSendSpec()
+	return k
 }
 
 // Agents returns the agent directory.
