@@ -92,6 +92,8 @@ type Client struct {
 	watchers []func()
 	stop     context.CancelFunc // ends discovery; set by Start
 	closed   bool
+	// specs of the built-in tools, made once (see agentTool.Spec).
+	specs struct{ send, discover tool.Spec }
 
 	wg sync.WaitGroup // discovery loops
 }
@@ -105,6 +107,7 @@ type remote struct {
 	err      error
 	checked  time.Time
 	toolName string
+	spec     tool.Spec // its tool's, once the card is known
 }
 
 // RemoteStatus reports one external agent for the API.
@@ -137,6 +140,7 @@ func NewClient(opts ClientOptions) *Client {
 	if opts.Tracer != nil {
 		c.tracer = opts.Tracer.Tracer(telemetry.Scope)
 	}
+	c.specs.send, c.specs.discover = sendSpec(), discoverSpec()
 	used := map[string]bool{"a2a_discover": true, "a2a_send": true}
 	for _, e := range opts.External {
 		name := ToolName(e.Name)
@@ -222,7 +226,7 @@ func (c *Client) refresh(ctx context.Context, name string) error {
 	r.checked = time.Now().UTC()
 	r.err = err
 	if err == nil {
-		r.card, r.client = card, cl
+		r.card, r.client, r.spec = card, cl, agentSpec(name, r.toolName, card)
 	}
 	watchers := slices.Clone(c.watchers)
 	c.mu.Unlock()
@@ -678,7 +682,7 @@ func (c *Client) Tools() []tool.Tool {
 	for _, name := range c.order {
 		r := c.agents[name]
 		if r.card != nil {
-			out = append(out, agentTool{c: c, name: name, tool: r.toolName, card: r.card})
+			out = append(out, agentTool{c: c, name: name, spec: r.spec})
 		}
 	}
 	return out

@@ -281,3 +281,22 @@ func FuzzToolName(f *testing.F) {
 		}
 	})
 }
+
+// TestToolSpecsDoNotAllocate: the runner reads every tool's Spec several
+// times per model call (sorting and filtering its list), so a Spec is
+// made once, not on each read.
+func TestToolSpecsDoNotAllocate(t *testing.T) {
+	c := NewClient(ClientOptions{})
+	defer c.Close()
+	tools := append(c.Tools(), agentTool{c: c, name: "peer", spec: agentSpec("peer", "a2a_peer", &a2a.AgentCard{Name: "Peer", Description: "d",
+		Skills: []a2a.AgentSkill{{Name: "s", Description: "sd"}}})})
+	for _, tl := range tools {
+		sp := tl.Spec()
+		if sp.Name == "" || len(sp.InputSchema) == 0 || !json.Valid(sp.InputSchema) || sp.Origin != tool.OriginA2A || !sp.Untrusted {
+			t.Errorf("spec %+v", sp)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = tl.Spec() }); n != 0 {
+			t.Errorf("%s: Spec allocates %v times per call", sp.Name, n)
+		}
+	}
+}

@@ -35,7 +35,7 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 // Execute implements a2asrv.AgentExecutor.
 func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		r, failure := x.s.attach(ctx, ec)
+		r, failure := x.s.attach(ctx, ec, false)
 		if ec.StoredTask == nil {
 			// The first event is the task itself, already working: one
 			// event and one store write fewer than submitted → working.
@@ -75,8 +75,9 @@ func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 
 // attach starts the run for a new task, or hands a follow-up message on
 // an input-required task to the run waiting for it. A non-empty failure
-// explains why the task fails at once.
-func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, string) {
+// explains why the task fails at once. fast marks the blocking fast
+// path's run, which may store its finished task with the model's reply.
+func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bool) (*run, string) {
 	name := agentFrom(ctx)
 	if ec.StoredTask != nil {
 		r := s.run(ec.TaskID)
@@ -127,7 +128,10 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext) (*run, 
 			req.SessionID = ec.ContextID
 		}
 	}
-	return s.start(ctx, ec.TaskID, req), ""
+	if fast {
+		return s.start(ctx, ec.TaskID, req, ec), ""
+	}
+	return s.start(ctx, ec.TaskID, req, nil), ""
 }
 
 // run is one run serving one task: a kernel run, or a model-free run
@@ -143,6 +147,12 @@ type run struct {
 	awaiting *question     // the question the task is input-required for
 	streamed bool          // text went out as artifact chunks
 	artifact a2a.ArtifactID
+	// The blocking fast path's hand-over: final is the finished task the
+	// kernel stores with the model's reply (finalTask), handedOff the run
+	// given to a2a-go, which then stores the task itself. Whichever comes
+	// first excludes the other.
+	final     *a2a.Task
+	handedOff bool
 }
 
 // item is one thing the run reports: a kernel event, a question, or the
@@ -170,8 +180,10 @@ type outcome struct {
 
 // start launches the kernel run for a task; the server owns the goroutine.
 // The run outlives the request that started it (reqCtx), but stays in its
-// trace and keeps its request id.
-func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequest) *run {
+// trace and keeps its request id. A non-nil fast is the blocking fast
+// path's request: the run may then store its finished task in the same
+// transaction as the model's reply (agent.RunRequest.FinalTask).
+func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequest, fast *a2asrv.ExecutorContext) *run {
 	base := trace.ContextWithSpanContext(s.baseCtx, trace.SpanContextFromContext(reqCtx))
 	if rid := telemetry.RequestID(reqCtx); rid != "" {
 		base = telemetry.WithRequestID(base, rid)
@@ -180,6 +192,12 @@ func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequ
 	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
 	req.Approver = r
 	req.OnEvent = func(e agent.Event) { r.push(item{ev: &e}) }
+	if fast != nil {
+		agentName := agentFrom(reqCtx)
+		req.FinalTask = func(res agent.RunResult) (store.Task, bool) {
+			return r.finalTask(s.opts.Tasks, agentName, fast, res)
+		}
+	}
 	s.mu.Lock()
 	s.runs[id] = r
 	s.mu.Unlock()
@@ -206,6 +224,37 @@ func (s *Server) ended(r *run) {
 	}
 	s.mu.Unlock()
 	r.wake()
+}
+
+// finalTask builds the finished task of a fast-path run for the kernel to
+// store with the model's reply, unless the run was already handed to
+// a2a-go.
+func (r *run) finalTask(ts *TaskStore, agentName string, ec *a2asrv.ExecutorContext, res agent.RunResult) (store.Task, bool) {
+	msg := res.Message
+	t := finishedTask(ec, &item{ev: &agent.Event{Type: agent.EventFinal, SessionID: res.SessionID, Message: &msg, StopReason: res.StopReason}})
+	rec, err := ts.record(agentName, t)
+	if err != nil {
+		return store.Task{}, false // the fast path stores it the usual way
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.handedOff {
+		return store.Task{}, false
+	}
+	r.final = t
+	return rec, true
+}
+
+// handOff gives the run to a2a-go, unless its finished task is being
+// stored with the model's reply (then its end is imminent).
+func (r *run) handOff() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.final != nil {
+		return false
+	}
+	r.handedOff = true
+	return true
 }
 
 func (s *Server) run(id a2a.TaskID) *run {
@@ -397,6 +446,9 @@ func (r *run) waitEnd(ctx context.Context, window time.Duration) *item {
 		select {
 		case <-r.signal:
 		case <-timer.C:
+			if !r.handOff() {
+				continue // its task is being stored: the end is near
+			}
 			r.wake() // the relay that takes over needs the wake-up
 			return nil
 		case <-ctx.Done():
@@ -477,17 +529,29 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 	if ec.ContextID == "" {
 		ec.ContextID = a2a.NewContextID()
 	}
-	r, failure := h.s.attach(ctx, ec)
+	r, failure := h.s.attach(ctx, ec, true)
 	var end *item
 	if failure != "" {
 		end = &item{ev: &agent.Event{Type: agent.EventError, Error: failure}}
 	} else if end = r.waitEnd(ctx, h.s.fastWindow); end == nil {
+		if !r.handOff() {
+			// The client left while the finished task was being stored
+			// with the reply: it is stored, or the run failed.
+			return nil, ctx.Err()
+		}
 		// Hand the running task to a2a-go, in the context chosen here.
 		m := *msg
 		m.ContextID = ec.ContextID
 		r2 := *req
 		r2.Message = &m
 		return h.RequestHandler.SendMessage(context.WithValue(ctx, adoptKey{}, r), &r2)
+	}
+	if end.ev != nil && end.ev.Type == agent.EventFinal && r.stored() != nil {
+		// Stored by the kernel with the model's reply, in one transaction.
+		t := r.stored()
+		h.s.opts.Tasks.created(ctx, agentFrom(ctx), t.Status.State)
+		trimHistory(t, historyLength(req))
+		return t, nil
 	}
 	t := finishedTask(ec, end)
 	if failure != "" {
@@ -498,6 +562,17 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 	}
 	trimHistory(t, historyLength(req))
 	return t, nil
+}
+
+// stored is the finished task the kernel stored with the model's reply,
+// if it did: the run's final event came after finalTask built it.
+func (r *run) stored() *a2a.Task {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.final
 }
 
 // CancelTask implements a2asrv.RequestHandler. When a cancel races with an

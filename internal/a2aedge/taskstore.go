@@ -43,7 +43,9 @@ type TaskStoreOptions struct {
 //
 // Writes are kept off the hot path: a task is written when it is created,
 // whenever its state changes (working, input-required, a terminal state)
-// and at most once per FlushInterval while it streams. Between writes the
+// and at most once per FlushInterval while it streams. A blocking send
+// that finishes at once writes no task here: the kernel stores it,
+// finished, with the model's reply (record, then created for the count). Between writes the
 // running task lives in memory, where a2a-go's optimistic versions are
 // checked; the store's own versions only order this process's writes.
 // After a crash, FailRunningTasks turns every task left non-terminal into
@@ -167,15 +169,11 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 	if task == nil || task.ID == "" {
 		return taskstore.TaskVersionMissing, fmt.Errorf("create task: %w", a2a.ErrInvalidParams)
 	}
-	data, err := json.Marshal(task)
+	rec, err := s.record(agentFrom(ctx), task)
 	if err != nil {
-		return taskstore.TaskVersionMissing, fmt.Errorf("encode task %s: %w", task.ID, err)
+		return taskstore.TaskVersionMissing, err
 	}
-	now := time.Now().UTC()
-	rec := store.Task{
-		ID: string(task.ID), ContextID: task.ContextID, Agent: agentFrom(ctx), State: string(task.Status.State),
-		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: now, UpdatedAt: now,
-	}
+	now := rec.CreatedAt
 	s.mu.Lock()
 	if _, ok := s.live[task.ID]; ok {
 		s.mu.Unlock()
@@ -204,7 +202,27 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 		}
 		return taskstore.TaskVersionMissing, fmt.Errorf("store task %s: %w", task.ID, err)
 	}
-	s.tm.entered(ctx, rec.Agent, task.Status.State)
+	s.created(ctx, rec.Agent, task.Status.State)
+	return 1, nil
+}
+
+// record is task as the store keeps it, for agentName, created now.
+func (s *TaskStore) record(agentName string, task *a2a.Task) (store.Task, error) {
+	data, err := json.Marshal(task)
+	if err != nil {
+		return store.Task{}, fmt.Errorf("encode task %s: %w", task.ID, err)
+	}
+	now := time.Now().UTC()
+	return store.Task{
+		ID: string(task.ID), ContextID: task.ContextID, Agent: agentName, State: string(task.Status.State),
+		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: now, UpdatedAt: now,
+	}, nil
+}
+
+// created counts a task stored in state, by Create or by the kernel with
+// the model's reply (a finished task, never live).
+func (s *TaskStore) created(ctx context.Context, agentName string, state a2a.TaskState) {
+	s.tm.entered(ctx, agentName, state)
 	s.mu.Lock()
 	s.count++
 	// Eviction waits for a sixteenth more than the bound: pruning after
@@ -215,7 +233,6 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 	if over {
 		s.triggerPrune()
 	}
-	return 1, nil
 }
 
 // Update implements taskstore.Store.

@@ -24,30 +24,36 @@ const sendSchema = `{"type":"object","properties":{` + sendProps + `},"required"
 // agentTool delegates to one discovered external agent.
 type agentTool struct {
 	c    *Client
-	name string // configured name
-	tool string
-	card *a2a.AgentCard
+	name string    // configured name
+	spec tool.Spec // agentSpec's, made when the card was discovered
 }
 
-func (t agentTool) Spec() tool.Spec {
+// Spec implements tool.Tool. Specs are made once, not per call: the
+// runner reads every tool's Spec on each model call (sorting and
+// filtering the list), and building one cost an allocation each time.
+func (t agentTool) Spec() tool.Spec { return t.spec }
+
+// agentSpec is the Spec of the tool toolName, delegating to the agent
+// configured as name, whose card is card.
+func agentSpec(name, toolName string, card *a2a.AgentCard) tool.Spec {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Send a message to the remote A2A agent %q and get its answer. %s", t.card.Name, t.card.Description)
-	for i, s := range t.card.Skills {
+	fmt.Fprintf(&b, "Send a message to the remote A2A agent %q and get its answer. %s", card.Name, card.Description)
+	for i, s := range card.Skills {
 		if i == 0 {
 			b.WriteString(" Skills:")
 		}
 		fmt.Fprintf(&b, " %s (%s);", s.Name, s.Description)
 	}
 	return tool.Spec{
-		Name: t.tool, Description: truncate(b.String(), 1000), InputSchema: json.RawMessage(sendSchema),
-		Origin: tool.OriginA2A, Server: t.name, Untrusted: true, TimeoutSecs: 600,
+		Name: toolName, Description: truncate(b.String(), 1000), InputSchema: json.RawMessage(sendSchema),
+		Origin: tool.OriginA2A, Server: name, Untrusted: true, TimeoutSecs: 600,
 	}
 }
 
 func (t agentTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	var req SendRequest
 	if err := json.Unmarshal(c.Args, &req); err != nil || req.Message == "" {
-		return tool.Result{Content: t.tool + ` needs {"message": text}`, IsError: true}, nil
+		return tool.Result{Content: t.spec.Name + ` needs {"message": text}`, IsError: true}, nil
 	}
 	return t.c.sendResult(ctx, t.name, req)
 }
@@ -73,7 +79,9 @@ func (c *Client) sendResult(ctx context.Context, target string, req SendRequest)
 // sendTool sends to any external agent, by configured name or URL.
 type sendTool struct{ c *Client }
 
-func (sendTool) Spec() tool.Spec {
+func (t sendTool) Spec() tool.Spec { return t.c.specs.send }
+
+func sendSpec() tool.Spec {
 	return tool.Spec{
 		Name:        "a2a_send",
 		Description: "Send a message to a remote A2A agent, named as configured or by the URL of its Agent Card, and get its answer.",
@@ -98,7 +106,9 @@ func (t sendTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 // discoverTool reads a remote agent's card.
 type discoverTool struct{ c *Client }
 
-func (discoverTool) Spec() tool.Spec {
+func (t discoverTool) Spec() tool.Spec { return t.c.specs.discover }
+
+func discoverSpec() tool.Spec {
 	return tool.Spec{
 		Name:        "a2a_discover",
 		Description: "Read the Agent Card of a remote A2A agent at a URL: its name, description and skills. Then use a2a_send to talk to it.",

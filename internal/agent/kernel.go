@@ -100,6 +100,8 @@ type Kernel struct {
 	busy map[string]bool // session ids with a run in progress
 
 	runs *runLog
+	// specs of the kernel's tools, made once (see agentList.Spec).
+	specs struct{ list, send tool.Spec }
 }
 
 // New returns a kernel.
@@ -117,7 +119,9 @@ func New(opts Options) *Kernel {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts), runs: newRunLog()}
+	k := &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts), runs: newRunLog()}
+	k.specs.list, k.specs.send = agentListSpec(), agentSendSpec()
+	return k
 }
 
 // Agents returns the agent directory.
@@ -164,6 +168,20 @@ type RunRequest struct {
 	// OnScope, if set, receives the run's tool scope before the first model
 	// call, so an edge can record "allow always" decisions.
 	OnScope func(*tool.Scope)
+	// FinalTask, if set, lets the edge store the task the turn answers
+	// together with the model's last reply, in one transaction
+	// (store.SessionTaskWriter): one commit fewer for a run that ends
+	// within its request. The kernel calls it at most once, when the
+	// reply that ends the turn (no tool calls) is about to be stored and
+	// the session store can do both writes at once; res is the run's
+	// result as it will be returned. ok false stores the reply alone. A
+	// run whose combined write fails ends with an error event, and
+	// neither the reply nor the task is stored; so a FinalTask that
+	// returned ok followed by EventFinal means the task is stored. With
+	// FinalTask set, a new session is stored by the run's first write
+	// rather than before the model call (see Kernel.run): a turn that
+	// ends at once is one commit.
+	FinalTask func(res RunResult) (t store.Task, ok bool)
 }
 
 // RunResult is the outcome of a run.
@@ -236,11 +254,28 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	}
 
 	input := k.prepareInput(req.Input, m)
-	sess, history, err := k.openSession(ctx, req, m, input)
+	// A run whose edge stores its task with the last reply (FinalTask)
+	// creates a new session with that write too: the whole turn is one
+	// commit. Until then the session exists only here; a run that ends
+	// otherwise (an error, a cancel) stores it with the user's input, as
+	// if stored at the start. Only a crash loses it, and then the edge
+	// had told its client nothing of the turn.
+	_, canCombine := k.opts.Sessions.(store.SessionTaskWriter)
+	sess, history, pending, err := k.openSession(ctx, req, m, input, req.FinalTask != nil && canCombine)
 	if err != nil {
 		return nil, err
 	}
 	defer k.release(sess.ID)
+	if pending != nil {
+		defer func() {
+			if pending.sess == nil {
+				return
+			}
+			if err := k.opts.Sessions.CreateSession(context.WithoutCancel(ctx), *pending.sess, pending.input); err != nil {
+				k.log.Error("storing the session of a run that ended early failed", "session", sess.ID, "err", err)
+			}
+		}()
+	}
 	emit(Event{Type: EventSession, SessionID: sess.ID})
 	if k.obs != nil {
 		defer k.obs.activeRun(ctx, m.Name)()
@@ -295,9 +330,6 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		reply.Role = llm.RoleAssistant
 		res.Message = reply
 		history = append(history, reply)
-		if err := k.persist(ctx, sess.ID, reply); err != nil {
-			return res, err
-		}
 		if len(reply.ToolCalls) == 0 {
 			switch resp.StopReason {
 			case llm.StopMaxTokens:
@@ -307,7 +339,14 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			default:
 				res.StopReason = StopEndTurn
 			}
+			if err := k.persistLast(ctx, req, res, pending); err != nil {
+				res.StopReason = ""
+				return res, err
+			}
 			return res, nil
+		}
+		if err := k.persistReply(ctx, sess.ID, reply, pending); err != nil {
+			return res, err
 		}
 		results := k.callTools(ctx, scope, sess.ID, reply.ToolCalls, m.Images, emit)
 		history = append(history, results)
@@ -389,10 +428,14 @@ func (k *Kernel) prepareInput(in llm.Message, m manifest.Manifest) llm.Message {
 
 // openSession claims the run's session (ErrSessionBusy if another turn
 // holds it), stores the user's input in it before any model call, so that
-// an accepted message survives a crash, and returns the session with its
-// history, input included. A new session is created together with its
-// input in one transaction. On error the session is not claimed.
-func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest, input llm.Message) (store.Session, []llm.Message, error) {
+// an accepted message survives a crash (unless deferNew, below), and
+// returns the session with its history, input included. A new session is
+// created together with its input in one transaction. On error the
+// session is not claimed.
+//
+// With deferNew, a new session is not stored: it comes back pending, for
+// the run's first write to store (see run).
+func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Manifest, input llm.Message, deferNew bool) (store.Session, []llm.Message, *pendingSession, error) {
 	id := req.SessionID
 	if id == "" {
 		id = req.NewSessionID
@@ -403,21 +446,35 @@ func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Ma
 	// Claimed before the history is read, so that no other turn of the
 	// session can append to it between the read and this turn's writes.
 	if err := k.acquire(ctx, id); err != nil {
-		return store.Session{ID: id}, nil, err
+		return store.Session{ID: id}, nil, nil, err
+	}
+	if deferNew && req.SessionID == "" {
+		s := k.newSession(req, m, id)
+		first, err := storedMessage(input)
+		if err != nil {
+			k.release(id)
+			return s, nil, nil, err
+		}
+		return s, []llm.Message{input}, &pendingSession{sess: &s, input: first}, nil
 	}
 	s, history, err := k.loadOrCreate(ctx, req, m, id, input)
 	if err != nil {
 		k.release(id)
-		return s, nil, err
+		return s, nil, nil, err
 	}
-	return s, history, nil
+	return s, history, nil, nil
+}
+
+// newSession is the record of a new session of req's.
+func (k *Kernel) newSession(req *RunRequest, m manifest.Manifest, id string) store.Session {
+	now := time.Now().UTC()
+	return store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, Principal: principal.NameOf(req.Principal), CreatedAt: now, UpdatedAt: now}
 }
 
 // loadOrCreate does openSession's work once the session is claimed.
 func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.Manifest, id string, input llm.Message) (store.Session, []llm.Message, error) {
 	if req.SessionID == "" {
-		now := time.Now().UTC()
-		s := store.Session{ID: id, Agent: m.Name, Title: title(req.Input), Origin: req.Origin, Principal: principal.NameOf(req.Principal), CreatedAt: now, UpdatedAt: now}
+		s := k.newSession(req, m, id)
 		first, err := storedMessage(input)
 		if err != nil {
 			return s, nil, err
@@ -484,6 +541,60 @@ func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message)
 	}
 	if _, err := k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
 		return fmt.Errorf("save message to session %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// pendingSession is a new session not stored yet (see run): the session
+// and its user message, encoded when it arrived. sess is nil once stored.
+type pendingSession struct {
+	sess  *store.Session
+	input store.Message
+}
+
+// persistReply stores a reply that does not end the turn, creating the
+// pending session with it.
+func (k *Kernel) persistReply(ctx context.Context, sessionID string, msg llm.Message, p *pendingSession) error {
+	if p == nil || p.sess == nil {
+		return k.persist(ctx, sessionID, msg)
+	}
+	sm, err := storedMessage(msg)
+	if err != nil {
+		return err
+	}
+	if err := k.opts.Sessions.CreateSession(ctx, *p.sess, p.input, sm); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	p.sess = nil
+	return nil
+}
+
+// persistLast stores the reply that ends the turn, with the edge's task
+// in the same transaction when the edge asks (req.FinalTask) and the
+// store can, and the pending session, if any, with both.
+func (k *Kernel) persistLast(ctx context.Context, req *RunRequest, res *RunResult, p *pendingSession) error {
+	w, can := k.opts.Sessions.(store.SessionTaskWriter)
+	var t store.Task
+	withTask := false
+	if req.FinalTask != nil && can {
+		t, withTask = req.FinalTask(*res)
+	}
+	if !withTask {
+		return k.persistReply(ctx, res.SessionID, res.Message, p)
+	}
+	sm, err := storedMessage(res.Message)
+	if err != nil {
+		return err
+	}
+	if p != nil && p.sess != nil {
+		if err := w.CreateSessionWithTask(ctx, *p.sess, []store.Message{p.input, sm}, t); err != nil {
+			return fmt.Errorf("create session %s with task %s: %w", res.SessionID, t.ID, err)
+		}
+		p.sess = nil
+		return nil
+	}
+	if _, err := w.AppendMessagesCreateTask(ctx, res.SessionID, []store.Message{sm}, t); err != nil {
+		return fmt.Errorf("save message to session %s with task %s: %w", res.SessionID, t.ID, err)
 	}
 	return nil
 }

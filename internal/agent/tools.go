@@ -18,7 +18,11 @@ func (k *Kernel) Tools() []tool.Tool {
 
 type agentList struct{ k *Kernel }
 
-func (agentList) Spec() tool.Spec {
+// Spec implements tool.Tool. The kernel's tools' Specs are made once:
+// the runner reads every tool's Spec several times per model call.
+func (t agentList) Spec() tool.Spec { return t.k.specs.list }
+
+func agentListSpec() tool.Spec {
 	return tool.Spec{
 		Name:        "agent_list",
 		Description: "List the other local agents you can delegate to with agent_send, with their descriptions.",
@@ -48,7 +52,9 @@ func (t agentList) Call(ctx context.Context, c *tool.Call) (tool.Result, error) 
 
 type agentSend struct{ k *Kernel }
 
-func (agentSend) Spec() tool.Spec {
+func (t agentSend) Spec() tool.Spec { return t.k.specs.send }
+
+func agentSendSpec() tool.Spec {
 	return tool.Spec{
 		Name:        "agent_send",
 		Description: "Send a message to another local agent and get its answer. Use agent_list to see the agents. The other agent starts a fresh conversation unless you pass the session_id it returned before.",

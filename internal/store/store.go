@@ -130,6 +130,20 @@ type TaskFilter struct {
 	Offset       int
 }
 
+// SessionTaskWriter is implemented by stores that can end a turn in one
+// transaction: append a session's last messages and create the task the
+// turn answered. An A2A task whose run ends within its request is stored
+// once, finished, together with the model's reply, instead of in a second
+// commit after it. Either both writes happen or neither: ErrNotFound if
+// the session is absent, ErrExists if the task's ID is taken.
+type SessionTaskWriter interface {
+	AppendMessagesCreateTask(ctx context.Context, sessionID string, msgs []Message, t Task) ([]Message, error)
+	// CreateSessionWithTask stores a new session with its messages, as
+	// CreateSession does, and creates t: a whole first turn in one commit.
+	// ErrExists if the session's or the task's ID is taken.
+	CreateSessionWithTask(ctx context.Context, s Session, msgs []Message, t Task) error
+}
+
 // TaskStore persists A2A tasks.
 type TaskStore interface {
 	// CreateTask stores a new task with Version 1; ErrExists if the ID is taken.

@@ -150,6 +150,71 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store
 	return out, nil
 }
 
+// CreateSessionWithTask implements store.SessionTaskWriter in one
+// statement: CreateSession's, with the task's insert, which depends on
+// the session's (a taken ID of either fails the whole of it).
+func (db *DB) CreateSessionWithTask(ctx context.Context, s store.Session, msgs []store.Message, task store.Task) error {
+	op := fmt.Sprintf("create session %q with task %q", s.ID, task.ID)
+	if s.ID == "" || task.ID == "" {
+		return fmt.Errorf("%s: empty id", op)
+	}
+	t := now()
+	updated := orNow(s.UpdatedAt, t)
+	if len(msgs) > 0 && updated.Before(t) {
+		updated = t
+	}
+	roles, contents, times, _ := messageArrays(s.ID, 1, msgs, t)
+	_, err := db.pool.Exec(ctx, `WITH s AS (
+			INSERT INTO sessions (`+sessionColumns+`, last_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
+		), ins AS (
+			INSERT INTO messages (session_id, seq, role, content, created_at)
+			SELECT s.id, m.ord, m.role, m.content, m.created_at FROM s, `+fmt.Sprintf(messageRows, "$9", "$10", "$11")+`
+		)
+		INSERT INTO tasks (`+taskColumns+`, replica)
+		SELECT $12, $13, $14, $15, $16, $17, $18, 1, $19, $20, $21 FROM s`,
+		s.ID, s.Agent, textArg(s.Title), s.Origin, s.Principal, orNow(s.CreatedAt, t), updated, int64(len(msgs)),
+		roles, contents, times,
+		task.ID, task.ContextID, task.Agent, task.State, task.Terminal, task.Owner, jsonArg(task.Data),
+		orNow(task.CreatedAt, t), orNow(task.UpdatedAt, t), db.replicaID())
+	return wrap(op, err)
+}
+
+// AppendMessagesCreateTask implements store.SessionTaskWriter in one
+// statement, so one round trip: AppendMessages' reservation and insert,
+// and the task's insert, which depends on the session's row (no session,
+// no task). A taken task ID fails the whole statement.
+func (db *DB) AppendMessagesCreateTask(ctx context.Context, sessionID string, msgs []store.Message, task store.Task) ([]store.Message, error) {
+	op := fmt.Sprintf("append messages to session %q and create task %q", sessionID, task.ID)
+	if task.ID == "" {
+		return nil, fmt.Errorf("%s: empty task id", op)
+	}
+	t := now()
+	n := int64(len(msgs))
+	roles, contents, times, out := messageArrays(sessionID, 0, msgs, t)
+	var last int64
+	err := db.pool.QueryRow(ctx, `WITH s AS (
+			UPDATE sessions SET last_seq = last_seq + $2, updated_at = GREATEST(updated_at, $3)
+			WHERE id = $1 RETURNING last_seq
+		), ins AS (
+			INSERT INTO messages (session_id, seq, role, content, created_at)
+			SELECT $1, s.last_seq - $2 + m.ord, m.role, m.content, m.created_at FROM s, `+fmt.Sprintf(messageRows, "$4", "$5", "$6")+`
+		), tk AS (
+			INSERT INTO tasks (`+taskColumns+`, replica)
+			SELECT $7, $8, $9, $10, $11, $12, $13, 1, $14, $15, $16 FROM s
+		)
+		SELECT last_seq FROM s`,
+		sessionID, n, t, roles, contents, times,
+		task.ID, task.ContextID, task.Agent, task.State, task.Terminal, task.Owner, jsonArg(task.Data),
+		orNow(task.CreatedAt, t), orNow(task.UpdatedAt, t), db.replicaID()).Scan(&last)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	for i := range out {
+		out[i].Seq = last - n + 1 + int64(i)
+	}
+	return out, nil
+}
+
 // Messages implements store.SessionStore.
 func (db *DB) Messages(ctx context.Context, sessionID string) ([]store.Message, error) {
 	op := fmt.Sprintf("read messages of session %q", sessionID)

@@ -43,21 +43,21 @@ const (
 // errClosed is returned by writes that arrive after Close.
 var errClosed = errors.New("database is closed")
 
-// writeFunc is one caller's part of a write transaction. Its ctx carries the
-// caller's values but not its cancellation: once the committer has started
-// a caller's work it lets it finish, because an interrupted statement can
-// make SQLite roll back the whole shared transaction. The work is short
-// (a few statements); cancellation is honoured up to the moment it starts.
+// writeFunc is one caller's part of a write transaction. Its ctx is the
+// committer's, never cancelled: once the committer has started a caller's
+// work it lets it finish, because an interrupted statement can make SQLite
+// roll back the whole shared transaction. The work is short (a few
+// statements); the caller's cancellation is honoured up to the moment it
+// starts, through writeReq.state.
 type writeFunc func(ctx context.Context, tx *sql.Tx) error
 
-// writeReq is a write waiting for the committer. It carries the caller's
-// ctx because it is a message to the committer, not long-lived state: the
-// committer needs it to skip a caller that gave up.
+// writeReq is a write waiting for the committer. It holds no ctx: a caller
+// whose ctx ends while its write is queued marks it abandoned (state), and
+// the committer skips it.
 type writeReq struct {
-	ctx   context.Context
 	fn    writeFunc
 	bytes int          // estimated size of what fn writes
-	state atomic.Int32 // reqQueued, then reqStarted (committer) or reqAbandoned (caller)
+	state atomic.Int32 // reqQueued, then reqStarted (committer) or reqAbandoned (caller's ctx ended)
 	done  chan error   // buffered: the committer never blocks on a caller
 }
 
@@ -67,6 +67,24 @@ const (
 	reqStarted
 	reqAbandoned
 )
+
+// newWriteReq makes the request for fn. The moment ctx ends, the request
+// is marked abandoned (unless the committer has started it), even before
+// its caller's goroutine runs again, so the committer, which holds no
+// caller's ctx, skips it. stop releases the watch on ctx.
+func newWriteReq(ctx context.Context, bytes int, fn writeFunc) (req *writeReq, stop func() bool) {
+	req = &writeReq{fn: fn, bytes: bytes, done: make(chan error, 1)}
+	if ctx.Done() == nil {
+		return req, func() bool { return false } // never cancelled
+	}
+	return req, context.AfterFunc(ctx, func() { req.abandon() })
+}
+
+// abandon is the caller giving req up: true if the committer has not
+// started it (and now never will).
+func (req *writeReq) abandon() bool {
+	return req.state.CompareAndSwap(reqQueued, reqAbandoned) || req.state.Load() == reqAbandoned
+}
 
 // claim is the committer taking req on: false if its caller abandoned it
 // or it was already taken.
@@ -81,7 +99,8 @@ func (db *DB) write(ctx context.Context, bytes int, fn writeFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &writeReq{ctx: ctx, fn: fn, bytes: bytes, done: make(chan error, 1)}
+	req, stop := newWriteReq(ctx, bytes, fn)
+	defer stop()
 	select {
 	case db.writes <- req:
 	case <-ctx.Done():
@@ -93,7 +112,7 @@ func (db *DB) write(ctx context.Context, bytes int, fn writeFunc) error {
 	case err := <-req.done:
 		return err
 	case <-ctx.Done():
-		if req.state.CompareAndSwap(reqQueued, reqAbandoned) {
+		if req.abandon() {
 			return ctx.Err() // the committer will skip it
 		}
 		return <-req.done // already started: its outcome is the answer
@@ -165,15 +184,11 @@ func (db *DB) runBatch(batch []*writeReq, errs []error) error {
 	}
 	for i, req := range batch {
 		if !req.claim() {
-			continue // abandoned: its caller has returned
+			continue // abandoned: its caller gave up and has returned
 		}
-		if errs[i] = req.ctx.Err(); errs[i] != nil {
-			continue // gave up before its turn
-		}
-		fnCtx := context.WithoutCancel(req.ctx)
 		if len(batch) == 1 {
 			// Alone, the transaction is the caller's: no savepoint needed.
-			if errs[i] = req.fn(fnCtx, tx); errs[i] != nil {
+			if errs[i] = req.fn(ctx, tx); errs[i] != nil {
 				_ = tx.Rollback() // fn's error says more than a failed rollback
 				return nil
 			}
@@ -183,7 +198,7 @@ func (db *DB) runBatch(batch []*writeReq, errs []error) error {
 			_ = tx.Rollback()
 			return err
 		}
-		if errs[i] = req.fn(fnCtx, tx); errs[i] != nil {
+		if errs[i] = req.fn(ctx, tx); errs[i] != nil {
 			// Undoes this write only. Should SQLite have rolled back the
 			// whole transaction (it may after an I/O error or a full disk),
 			// the savepoint is gone and this fails: the batch is lost.

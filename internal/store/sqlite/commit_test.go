@@ -228,35 +228,48 @@ func TestGroupCommitCancellation(t *testing.T) {
 
 // TestCommitSkipsCancelled hands the committer a batch directly, as the
 // committer loop would, with a writer whose context ended before its turn
-// but who has not abandoned its request yet: that writer is skipped and
-// answered with its context's error, the others commit.
+// while its caller's goroutine has not run since: the request is abandoned
+// by the end of its context alone, so that writer is skipped and gets no
+// answer (its caller returns its context's error), the others commit.
 func TestCommitSkipsCancelled(t *testing.T) {
-	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "agentd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	dead, cancel := context.WithCancel(t.Context())
-	cancel()
-	var ran [3]atomic.Bool
-	batch := []*writeReq{
-		{ctx: t.Context(), fn: insertAgent("a", nil, &ran[0]), done: make(chan error, 1)},
-		{ctx: dead, fn: insertAgent("b", nil, &ran[1]), done: make(chan error, 1)},
-		{ctx: t.Context(), fn: insertAgent("c", nil, &ran[2]), done: make(chan error, 1)},
-	}
-	db.commit(batch)
-	for i, want := range []error{nil, context.Canceled, nil} {
-		if err := <-batch[i].done; !errors.Is(err, want) {
-			t.Errorf("writer %d: got %v, want %v", i, err, want)
+	synctest.Test(t, func(t *testing.T) {
+		db := openBubble(t)
+		defer db.Close()
+		dead, cancel := context.WithCancel(t.Context())
+		var ran [3]atomic.Bool
+		var batch []*writeReq
+		for i, c := range []context.Context{t.Context(), dead, t.Context()} {
+			req, stop := newWriteReq(c, 0, insertAgent(string(rune('a'+i)), nil, &ran[i]))
+			defer stop()
+			batch = append(batch, req)
 		}
-	}
-	if ran[1].Load() {
-		t.Error("the cancelled writer's work ran")
-	}
-	got := agentNames(t, db)
-	if want := map[string]bool{"a": true, "c": true}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("committed agents = %v, want %v", got, want)
-	}
+		cancel()
+		synctest.Wait()
+		db.commit(batch)
+		for i, want := range []error{nil, nil, nil} {
+			if i == 1 {
+				select {
+				case err := <-batch[i].done:
+					t.Errorf("the cancelled writer was answered (%v); its caller returns on its own", err)
+				default:
+				}
+				if !batch[i].abandon() {
+					t.Error("the cancelled writer's request is not abandoned")
+				}
+				continue
+			}
+			if err := <-batch[i].done; !errors.Is(err, want) {
+				t.Errorf("writer %d: got %v, want %v", i, err, want)
+			}
+		}
+		if ran[1].Load() {
+			t.Error("the cancelled writer's work ran")
+		}
+		got := agentNames(t, db)
+		if want := map[string]bool{"a": true, "c": true}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("committed agents = %v, want %v", got, want)
+		}
+	})
 }
 
 // TestGroupCommitClose checks that Close lets the batch in progress commit

@@ -26,15 +26,41 @@ func (db *DB) CreateSession(ctx context.Context, s store.Session, msgs ...store.
 		updated = t // as AppendMessages would move it
 	}
 	err := db.write(ctx, payloadSize(msgs), func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, db.stmts.createSession).ExecContext(ctx,
-			s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(updated), s.Principal, len(msgs))
-		if err != nil {
-			return err
-		}
-		_, err = db.insertMessages(ctx, tx, s.ID, 1, msgs, t)
-		return err
+		return db.insertSession(ctx, tx, s, msgs, t, updated)
 	})
 	return wrap(fmt.Sprintf("create session %q", s.ID), err)
+}
+
+// insertSession is CreateSession's work in tx.
+func (db *DB) insertSession(ctx context.Context, tx *sql.Tx, s store.Session, msgs []store.Message, t, updated time.Time) error {
+	_, err := tx.StmtContext(ctx, db.stmts.createSession).ExecContext(ctx,
+		s.ID, s.Agent, s.Title, s.Origin, toDB(orNow(s.CreatedAt, t)), toDB(updated), s.Principal, len(msgs))
+	if err != nil {
+		return err
+	}
+	_, err = db.insertMessages(ctx, tx, s.ID, 1, msgs, t)
+	return err
+}
+
+// CreateSessionWithTask implements store.SessionTaskWriter: the session,
+// its messages and the task are one write of the group commit.
+func (db *DB) CreateSessionWithTask(ctx context.Context, s store.Session, msgs []store.Message, task store.Task) error {
+	op := fmt.Sprintf("create session %q with task %q", s.ID, task.ID)
+	if s.ID == "" || task.ID == "" {
+		return fmt.Errorf("%s: empty id", op)
+	}
+	t := now()
+	updated := orNow(s.UpdatedAt, t)
+	if len(msgs) > 0 && updated.Before(t) {
+		updated = t
+	}
+	err := db.write(ctx, payloadSize(msgs)+len(task.Data), func(ctx context.Context, tx *sql.Tx) error {
+		if err := db.insertSession(ctx, tx, s, msgs, t, updated); err != nil {
+			return err
+		}
+		return db.insertTask(ctx, tx, task, t)
+	})
+	return wrap(op, err)
 }
 
 // GetSession implements store.SessionStore.
@@ -130,6 +156,35 @@ func (db *DB) AppendMessages(ctx context.Context, sessionID string, msgs []store
 	})
 	if err != nil {
 		return nil, wrap(op, err)
+	}
+	return out, nil
+}
+
+// AppendMessagesCreateTask implements store.SessionTaskWriter: the
+// append and the task's insert are one write of the group commit.
+func (db *DB) AppendMessagesCreateTask(ctx context.Context, sessionID string, msgs []store.Message, task store.Task) ([]store.Message, error) {
+	op := fmt.Sprintf("append messages to session %q and create task %q", sessionID, task.ID)
+	if task.ID == "" {
+		return nil, fmt.Errorf("%s: empty task id", op)
+	}
+	t := now()
+	var out []store.Message
+	err := db.write(ctx, payloadSize(msgs)+len(task.Data), func(ctx context.Context, tx *sql.Tx) error {
+		var last int64
+		if err := tx.StmtContext(ctx, db.stmts.reserveSeqs).QueryRowContext(ctx, len(msgs), toDB(t), sessionID).Scan(&last); err != nil {
+			return err
+		}
+		var err error
+		if out, err = db.insertMessages(ctx, tx, sessionID, last-int64(len(msgs))+1, msgs, t); err != nil {
+			return err
+		}
+		return db.insertTask(ctx, tx, task, t)
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if out == nil {
+		out = []store.Message{}
 	}
 	return out, nil
 }

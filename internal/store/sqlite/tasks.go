@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentd/agentd/internal/store"
 )
@@ -20,15 +21,20 @@ func (db *DB) CreateTask(ctx context.Context, t store.Task) (int64, error) {
 	}
 	ts := now()
 	err := db.write(ctx, len(t.Data), func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, db.stmts.createTask).ExecContext(ctx,
-			t.ID, t.ContextID, t.Agent, t.State, boolToDB(t.Terminal), t.Owner, jsonToDB(t.Data),
-			toDB(orNow(t.CreatedAt, ts)), toDB(orNow(t.UpdatedAt, ts)))
-		return err
+		return db.insertTask(ctx, tx, t, ts)
 	})
 	if err != nil {
 		return 0, wrap(fmt.Sprintf("create task %q", t.ID), err)
 	}
 	return 1, nil
+}
+
+// insertTask is CreateTask's work in tx; zero timestamps mean ts.
+func (db *DB) insertTask(ctx context.Context, tx *sql.Tx, t store.Task, ts time.Time) error {
+	_, err := tx.StmtContext(ctx, db.stmts.createTask).ExecContext(ctx,
+		t.ID, t.ContextID, t.Agent, t.State, boolToDB(t.Terminal), t.Owner, jsonToDB(t.Data),
+		toDB(orNow(t.CreatedAt, ts)), toDB(orNow(t.UpdatedAt, ts)))
+	return err
 }
 
 // UpdateTask implements store.TaskStore. It keeps the stored CreatedAt;

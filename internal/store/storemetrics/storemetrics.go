@@ -70,6 +70,8 @@ const (
 	opAppendAudit
 	opAppendAuditBatch
 	opQueryAudit
+	opAppendMessagesCreateTask
+	opCreateSessionWithTask
 	opPutMCPServer
 	opListMCPServers
 	opDeleteMCPServer
@@ -84,6 +86,7 @@ var opNames = [numOps]string{
 	"PutPushConfig", "GetPushConfig", "ListPushConfigs", "AllPushConfigs", "DeletePushConfig", "DeletePushConfigs",
 	"PutMemory", "RecallMemory", "DeleteMemory",
 	"AppendAudit", "AppendAuditBatch", "QueryAudit",
+	"AppendMessagesCreateTask", "CreateSessionWithTask",
 	"PutMCPServer", "ListMCPServers", "DeleteMCPServer",
 }
 
@@ -129,14 +132,26 @@ type batchAppender interface {
 	AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) error
 }
 
+// full is what both backends implement: a store that also writes audit
+// batches and ends a turn in one transaction.
+type full interface {
+	batchAppender
+	store.SessionTaskWriter
+}
+
 // Wrap returns st with its operations recorded on mp's meter, labelled
 // with backend; st itself when mp is nil (metrics off). The result also
-// has AppendAuditBatch when st does.
+// has AppendAuditBatch when st does, and store.SessionTaskWriter when st
+// has both: a decorator that hid them would silently turn the audit
+// writer's batches and the one-commit turn back into single writes.
 func Wrap(st store.Store, backend string, mp metric.MeterProvider) store.Store {
 	if mp == nil {
 		return st
 	}
 	m := newMetered(st, backend, mp)
+	if f, ok := st.(full); ok {
+		return &meteredFull{meteredBatch: &meteredBatch{metered: m, batch: f}, tw: f}
+	}
 	if b, ok := st.(batchAppender); ok {
 		return &meteredBatch{metered: m, batch: b}
 	}
@@ -409,5 +424,30 @@ func (m *meteredBatch) AppendAuditBatch(ctx context.Context, recs []store.AuditR
 	start := time.Now()
 	err := m.batch.AppendAuditBatch(ctx, recs)
 	m.record(ctx, opAppendAuditBatch, start, err)
+	return err
+}
+
+// meteredFull is meteredBatch over a store that is also a
+// store.SessionTaskWriter.
+type meteredFull struct {
+	*meteredBatch
+	tw store.SessionTaskWriter
+}
+
+var _ store.SessionTaskWriter = (*meteredFull)(nil)
+
+// AppendMessagesCreateTask implements store.SessionTaskWriter.
+func (m *meteredFull) AppendMessagesCreateTask(ctx context.Context, sessionID string, msgs []store.Message, t store.Task) ([]store.Message, error) {
+	start := time.Now()
+	out, err := m.tw.AppendMessagesCreateTask(ctx, sessionID, msgs, t)
+	m.record(ctx, opAppendMessagesCreateTask, start, err)
+	return out, err
+}
+
+// CreateSessionWithTask implements store.SessionTaskWriter.
+func (m *meteredFull) CreateSessionWithTask(ctx context.Context, s store.Session, msgs []store.Message, t store.Task) error {
+	start := time.Now()
+	err := m.tw.CreateSessionWithTask(ctx, s, msgs, t)
+	m.record(ctx, opCreateSessionWithTask, start, err)
 	return err
 }

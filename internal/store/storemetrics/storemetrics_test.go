@@ -49,7 +49,9 @@ func collect(t *testing.T, r *sdkmetric.ManualReader) series {
 
 // contract runs the store contract suite through the decorator, then
 // checks that every method of store.Store (and the audit batch) was
-// recorded, under backend, and that failures are counted by error type.
+// recorded, under backend, with the optional interfaces both backends
+// implement (the audit batch, store.SessionTaskWriter), and that failures
+// are counted by error type.
 func contract(t *testing.T, backend string, open func(t *testing.T) store.Store) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -80,7 +82,7 @@ func contract(t *testing.T, backend string, open func(t *testing.T) store.Store)
 		ops[k[1]] += n
 	}
 	st := reflect.TypeFor[store.Store]()
-	want := []string{"AppendAuditBatch"}
+	want := []string{"AppendAuditBatch", "AppendMessagesCreateTask", "CreateSessionWithTask"}
 	for i := range st.NumMethod() {
 		if name := st.Method(i).Name; name != "Close" {
 			want = append(want, name)

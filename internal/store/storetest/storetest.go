@@ -23,6 +23,10 @@
 //     counts only tasks).
 //   - TaskFilter.UpdatedAfter is exclusive, AuditFilter.Since inclusive;
 //     audit records with equal Time come back most recently appended first.
+//   - AppendAuditBatch (auditlog.BatchAppender, which every backend
+//     implements) stores a batch whole, in order, in one transaction.
+//   - AppendMessagesCreateTask (store.SessionTaskWriter, which every
+//     backend implements) does both writes or neither.
 //   - RecallMemory's query is literal text (no wildcards) and its case
 //     folding covers non-ASCII letters.
 //   - Every method fails with an error wrapping context.Canceled, and
@@ -63,6 +67,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PushConfigs", pushTests},
 		{"Memory", memoryTests},
 		{"Audit", auditTests},
+		{"AuditBatch", auditBatchTests},
+		{"SessionTask", sessionTaskTests},
 		{"MCPServers", mcpTests},
 		{"Time", timeTests},
 		{"Context", contextTests},
