@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -357,6 +358,10 @@ func (b *Bridge) converse(ctx context.Context, req *mcp.CallToolRequest, t bridg
 	}
 }
 
+// namingGrace bounds how long a cancelled call waits for its stream to
+// name the task it started, so that the task can be cancelled too.
+const namingGrace = 10 * time.Second
+
 // cancelTask cancels the A2A task after the MCP call ended.
 func (b *Bridge) cancelTask(ctx context.Context, t bridgeTarget, id a2a.TaskID) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -371,11 +376,44 @@ func (b *Bridge) cancelTask(ctx context.Context, t bridgeTarget, id a2a.TaskID) 
 // does not stream answers a blocking send with a task still working).
 func (b *Bridge) run(ctx context.Context, t bridgeTarget, msg *a2a.Message, n *notifier) (*taskView, error) {
 	tv := &taskView{id: msg.TaskID, contextID: msg.ContextID}
-	for ev, err := range t.peer.stream(ctx, &a2a.SendMessageRequest{Message: msg}) {
+	// The stream outlives a cancelled call until it has named the task
+	// (for at most namingGrace): the agent may have started the task
+	// before the cancellation, and converse can cancel it only by its id.
+	// Following the caller's context, the task would run on, orphaned.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	var named atomic.Bool
+	named.Store(tv.id != "")
+	var grace atomic.Pointer[time.Timer]
+	defer func() {
+		if tm := grace.Load(); tm != nil {
+			tm.Stop()
+		}
+	}()
+	defer context.AfterFunc(ctx, func() {
+		if named.Load() {
+			stop()
+			return
+		}
+		grace.Store(time.AfterFunc(namingGrace, stop))
+	})()
+	for ev, err := range t.peer.stream(sctx, &a2a.SendMessageRequest{Message: msg}) {
 		if err != nil {
+			if ctx.Err() != nil {
+				return tv, ctx.Err()
+			}
 			return tv, err
 		}
 		tv.apply(ctx, ev, n)
+		if tv.id != "" {
+			named.Store(true)
+			if ctx.Err() != nil {
+				return tv, ctx.Err()
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return tv, ctx.Err()
 	}
 	delay := 100 * time.Millisecond
 	for tv.id != "" && !a2aedge.Settled(tv.state) {
