@@ -184,11 +184,13 @@ type outcome struct {
 // path's request: the run may then store its finished task in the same
 // transaction as the model's reply (agent.RunRequest.FinalTask).
 func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequest, fast *a2asrv.ExecutorContext) *run {
-	base := trace.ContextWithSpanContext(s.baseCtx, trace.SpanContextFromContext(reqCtx))
+	// Only the trace and the request id carry over: the run must not see
+	// the request's other values, nor end with it.
+	base := trace.ContextWithSpanContext(context.Background(), trace.SpanContextFromContext(reqCtx))
 	if rid := telemetry.RequestID(reqCtx); rid != "" {
 		base = telemetry.WithRequestID(base, rid)
 	}
-	ctx, cancel := context.WithCancel(base)
+	ctx, cancel := s.owned.detach(base)
 	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
 	req.Approver = r
 	req.OnEvent = func(e agent.Event) { r.push(item{ev: &e}) }
@@ -201,7 +203,7 @@ func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequ
 	s.mu.Lock()
 	s.runs[id] = r
 	s.mu.Unlock()
-	s.wg.Go(func() {
+	s.owned.wg.Go(func() {
 		defer cancel()
 		_, err := s.opts.Kernel.Run(ctx, req)
 		if err != nil && !errors.Is(err, context.Canceled) {

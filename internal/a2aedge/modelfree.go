@@ -48,12 +48,12 @@ func (t *Task) Approver() tool.Approver { return t.r }
 // startProxy starts the model-free run of a proxy agent's task; the
 // server owns the goroutine.
 func (s *Server) startProxy(id a2a.TaskID, contextID string, m manifest.Manifest, msg *a2a.Message) *run {
-	ctx, cancel := context.WithCancel(s.baseCtx)
+	ctx, cancel := s.owned.detach(context.Background())
 	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.runs[id] = r
 	s.mu.Unlock()
-	s.wg.Go(func() {
+	s.owned.wg.Go(func() {
 		defer cancel()
 		end := &outcome{state: a2a.TaskStateFailed, parts: []*a2a.Part{a2a.NewTextPart("this daemon serves no model-free agents")}}
 		if s.opts.ModelFree != nil {

@@ -155,8 +155,8 @@ func (s *Server) joinCluster() {
 		c.OnResync(func() {
 			// A cancel asked while this replica was not listening is in
 			// the store.
-			s.wg.Go(func() {
-				ctx, cancel := context.WithTimeout(s.baseCtx, 30*time.Second)
+			s.owned.goDetached(context.Background(), func(ctx context.Context) {
+				ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				defer cancel()
 				ids, err := c.PendingCancels(ctx)
 				if err != nil {
@@ -171,8 +171,8 @@ func (s *Server) joinCluster() {
 	)
 	if s.opts.Push != nil {
 		r.unsub = append(r.unsub, c.OnPushConfigs(func(id string) {
-			s.wg.Go(func() {
-				ctx, cancel := context.WithTimeout(s.baseCtx, 30*time.Second)
+			s.owned.goDetached(context.Background(), func(ctx context.Context) {
+				ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 				defer cancel()
 				if err := s.opts.Push.Reload(ctx, a2a.TaskID(id)); err != nil {
 					s.log.Warn("reloading push configs another replica changed failed", "task", id, "err", err)
@@ -198,8 +198,8 @@ func (s *Server) cancelHere(id a2a.TaskID) {
 	if s.run(id) == nil {
 		return // another replica's task, or already over
 	}
-	s.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(s.baseCtx, 30*time.Second)
+	s.owned.goDetached(context.Background(), func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if _, err := s.handler.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil && !errors.Is(err, a2a.ErrTaskNotCancelable) {
 			s.log.Warn("cancel asked through another replica failed", "task", id, "err", err)
@@ -309,12 +309,12 @@ func (s *Server) serveCall(body []byte) {
 	if json.Unmarshal(body, &c) != nil || c.Owner != s.cluster.c.ID() {
 		return
 	}
-	ctx, cancel := context.WithCancel(s.baseCtx)
+	ctx, cancel := s.owned.detach(context.Background())
 	r := s.cluster
 	r.mu.Lock()
 	r.pumps[c.Sub] = cancel
 	r.mu.Unlock()
-	s.wg.Go(func() {
+	s.owned.wg.Go(func() {
 		defer func() {
 			cancel()
 			r.mu.Lock()

@@ -111,9 +111,9 @@ type Server struct {
 	// a2a-go takes the task over (see fastHandler).
 	fastWindow time.Duration
 
-	baseCtx context.Context
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
+	// owned is the work that outlives its request: Close cancels it and
+	// waits for it.
+	owned   owner
 	mu      sync.Mutex
 	runs    map[a2a.TaskID]*run
 	streams *streamMetrics // nil when metrics are off
@@ -131,8 +131,7 @@ func New(opts Options) *Server {
 		opts.ListenPath = "/a2a"
 	}
 	log := orDiscard(opts.Logger)
-	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log, baseCtx: ctx, stop: stop,
+	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log,
 		runs: map[a2a.TaskID]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
@@ -163,8 +162,7 @@ func (s *Server) capabilities() *a2a.AgentCapabilities {
 // Close cancels every run and waits for them to end.
 func (s *Server) Close() error {
 	s.leaveCluster()
-	s.stop()
-	s.wg.Wait()
+	s.owned.close()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -157,9 +158,11 @@ func TestCancelReachesUpstream(t *testing.T) {
 	logs := &logBuffer{}
 	m := startFaults(t, testOptions(logs), "normal", nil)
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	defer cancel()
+	// Cancel once the server has the call: hang reports its arrival.
+	c := &tool.Call{Args: json.RawMessage(`{}`), Progress: func(string, float64, float64) { cancel() }}
 	start := time.Now()
-	_, err := callTool(ctx, mustTool(t, m, "mcp_faults_hang"), map[string]any{})
+	_, err := mustTool(t, m, "mcp_faults_hang").Call(ctx, c)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -431,12 +434,7 @@ func TestRemoveFailsInflightCall(t *testing.T) {
 	var changes atomic.Int32
 	m.OnToolsChanged(func() { changes.Add(1) })
 	hang := mustTool(t, m, "mcp_faults_hang")
-	errc := make(chan error, 1)
-	go func() {
-		_, err := callTool(context.Background(), hang, nil)
-		errc <- err
-	}()
-	time.Sleep(200 * time.Millisecond) // let the call reach the server
+	errc := callArrived(t, context.Background(), hang)
 	start := time.Now()
 	if err := m.Remove(t.Context(), "faults"); err != nil {
 		t.Fatal(err)

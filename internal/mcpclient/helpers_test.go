@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
@@ -136,6 +137,34 @@ func callRelay(ctx context.Context, tl tool.Tool, args any, ex *Exchange) (tool.
 		c.Relay = ex
 	}
 	return tl.Call(ctx, c)
+}
+
+// callArrived calls tl (the fault server's hang tool) in a goroutine
+// and returns once the server has the call, which it reports with a
+// progress notification. The call's error comes on the channel.
+func callArrived(t *testing.T, ctx context.Context, tl tool.Tool) <-chan error {
+	t.Helper()
+	arrived := make(chan struct{})
+	var once sync.Once
+	c := &tool.Call{Args: json.RawMessage(`null`), Progress: func(string, float64, float64) {
+		once.Do(func() { close(arrived) })
+	}}
+	errc := make(chan error, 1)
+	go func() {
+		res, err := tl.Call(ctx, c)
+		if err == nil {
+			err = fmt.Errorf("result %+v", res)
+		}
+		errc <- err
+	}()
+	select {
+	case <-arrived:
+	case err := <-errc:
+		t.Fatalf("the call ended before it reached the server: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not reach the server within 10s")
+	}
+	return errc
 }
 
 // fdCount counts this process's open file descriptors.

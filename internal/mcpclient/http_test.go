@@ -267,15 +267,7 @@ func TestHTTPServerDeathIsNoticedAtOnce(t *testing.T) {
 			}
 			waitConnected(t, m, "web")
 
-			errc := make(chan error, 1)
-			go func() {
-				res, err := callTool(t.Context(), mustTool(t, m, "mcp_web_hang"), nil)
-				if err == nil {
-					err = fmt.Errorf("result %+v", res)
-				}
-				errc <- err
-			}()
-			time.Sleep(200 * time.Millisecond)
+			errc := callArrived(t, t.Context(), mustTool(t, m, "mcp_web_hang"))
 			start := time.Now()
 			up.kill()
 			select {

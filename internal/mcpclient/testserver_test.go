@@ -132,7 +132,12 @@ func newTestServer(mode string, out *stdoutWriter) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes text"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
 		return text(a.Text), nil, nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "hang", Description: "never returns"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "hang", Description: "reports progress once on arrival, then never returns"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		// The progress notification tells a test the call is in the
+		// server (see callArrived): the server is another process.
+		if token := req.Params.GetProgressToken(); token != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: "arrived"})
+		}
 		<-ctx.Done()
 		// WithoutCancel keeps the request's log level (2026-07-28 carries
 		// it per request).
