@@ -34,7 +34,8 @@ import (
 // shared record is of sessions a client ended (DELETE), so that their
 // ids do not bring them back; the replicas hear of an end at once and
 // close their copies. A notifications/cancelled that reaches another
-// replica than the one running the request is relayed to it.
+// replica than the one running the request is relayed to it, and so is a
+// client's answer to a question a call asked it (elicitation).
 type Replicas struct {
 	// Keys seal session ids: the first seals, every one opens. Each is a
 	// secret of at least 32 bytes, the same on every replica.
@@ -65,9 +66,13 @@ const (
 	// topicCancel: a client cancelled a request of a session (body:
 	// relayedCancel).
 	topicCancel = "mcp.cancel"
+	// topicResponse: a client answered a request a session's server sent
+	// it (body: relayedCancel, whose message is the JSON-RPC response).
+	topicResponse = "mcp.response"
 )
 
-// relayedCancel is a notifications/cancelled that reached another replica.
+// relayedCancel is a notifications/cancelled (or, on topicResponse, a
+// response) that reached another replica.
 type relayedCancel struct {
 	Session string          `json:"session"` // hex idHash
 	Message json.RawMessage `json:"message"` // the notification as the client sent it
@@ -123,6 +128,7 @@ func newSessionTable(s *Server, e *endpoint, r *Replicas) (*sessionTable, error)
 		t.unsubs = append(t.unsubs,
 			r.Cluster.Subscribe(topicSessionEnd, func(_ string, body []byte) { t.closeHash(string(body)) }),
 			r.Cluster.Subscribe(topicCancel, func(_ string, body []byte) { t.relayedCancel(body) }),
+			r.Cluster.Subscribe(topicResponse, func(_ string, body []byte) { t.relayedResponse(body) }),
 			r.Cluster.OnResync(func() { go t.recheckEnded() }),
 		)
 	}
@@ -421,6 +427,45 @@ func (t *sessionTable) relayedCancel(body []byte) {
 	go t.inject(h, rc.Message)
 }
 
+// answered tells the other replicas of a client's JSON-RPC response in
+// session id: the request it answers (elicitation/create,
+// sampling/createMessage, roots/list) was sent by a call that may run on
+// another replica, whose copy of the session alone waits for it. Every
+// replica holding a copy hands the response to it; the SDK drops a
+// response whose id its copy did not send, without a word (jsonrpc2's
+// Connection.readIncoming), so no replica needs to know which one asked.
+// The message is sent whole whatever its size: the cluster carries
+// bodies too large for a notification (the PostgreSQL one stores them
+// and notifies their id).
+func (t *sessionTable) answered(ctx context.Context, id string, msg []byte) {
+	if t.c == nil {
+		return
+	}
+	body, err := json.Marshal(relayedCancel{Session: hex.EncodeToString(idHash(id)), Message: msg})
+	if err == nil {
+		err = t.c.Publish(ctx, topicResponse, string(body))
+	}
+	if err != nil {
+		t.s.log.Warn("relaying a client's answer to the other replicas failed; a call waiting for it on another replica waits until cancelled", "err", err)
+	}
+}
+
+// relayedResponse hands a response another replica received to this
+// replica's copy of its session, if there is one.
+func (t *sessionTable) relayedResponse(body []byte) {
+	var rc relayedCancel
+	if json.Unmarshal(body, &rc) != nil {
+		return
+	}
+	t.mu.Lock()
+	h := t.sessions[t.byHash[rc.Session]]
+	t.mu.Unlock()
+	if h == nil {
+		return
+	}
+	go t.inject(h, rc.Message)
+}
+
 // injectID hands msg to session id if this replica holds it.
 func (t *sessionTable) injectID(id string, msg []byte) {
 	t.mu.Lock()
@@ -431,7 +476,7 @@ func (t *sessionTable) injectID(id string, msg []byte) {
 	}
 }
 
-// inject hands msg (a notification) to the session as if its client had
+// inject hands msg (a notification or a response) to the session as if its client had
 // posted it here.
 func (t *sessionTable) inject(h *heldSession, msg []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
