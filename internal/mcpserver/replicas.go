@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,6 +95,9 @@ type sessionTable struct {
 	c      SessionCluster
 	idle   time.Duration
 	unsubs []func()
+	// prefix makes the ids of this replica's requests to clients its
+	// own (see answerConn).
+	prefix string
 
 	mu       sync.Mutex
 	sessions map[string]*heldSession // by session id
@@ -110,6 +115,7 @@ type heldSession struct {
 	mu    sync.Mutex
 	refs  int // requests in progress
 	timer *time.Timer
+	conn  *answerConn // set once connected
 }
 
 // newSessionTable returns e's table of replicated sessions.
@@ -122,7 +128,9 @@ func newSessionTable(s *Server, e *endpoint, r *Replicas) (*sessionTable, error)
 	if err != nil {
 		return nil, err
 	}
-	t := &sessionTable{s: s, e: e, seal: sl, c: r.Cluster, idle: s.opts.SessionTimeout,
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	t := &sessionTable{s: s, e: e, seal: sl, c: r.Cluster, idle: s.opts.SessionTimeout, prefix: hex.EncodeToString(rnd[:]),
 		sessions: map[string]*heldSession{}, byHash: map[string]string{}}
 	if r.Cluster != nil {
 		t.unsubs = append(t.unsubs,
@@ -304,7 +312,7 @@ func (t *sessionTable) connect(ctx context.Context, id string, claims sessionCla
 	if state != nil {
 		opts = &mcp.ServerSessionOptions{State: state}
 	}
-	ss, err := t.e.srv.Connect(context.WithoutCancel(ctx), h.transport, opts)
+	ss, err := t.e.srv.Connect(context.WithoutCancel(ctx), answerTransport{inner: h.transport, h: h, prefix: t.prefix}, opts)
 	if err != nil {
 		t.forget(id)
 		return nil, err
@@ -431,10 +439,8 @@ func (t *sessionTable) relayedCancel(body []byte) {
 // session id: the request it answers (elicitation/create,
 // sampling/createMessage, roots/list) was sent by a call that may run on
 // another replica, whose copy of the session alone waits for it. Every
-// replica holding a copy hands the response to it; the SDK drops a
-// response whose id its copy did not send, without a word (jsonrpc2's
-// Connection.readIncoming), so no replica needs to know which one asked.
-// The message is sent whole whatever its size: the cluster carries
+// replica whose copy asked it (answerConn.waiting) hands the response
+// to it. The message is sent whole whatever its size: the cluster carries
 // bodies too large for a notification (the PostgreSQL one stores them
 // and notifies their id).
 func (t *sessionTable) answered(ctx context.Context, id string, msg []byte) {
@@ -451,7 +457,8 @@ func (t *sessionTable) answered(ctx context.Context, id string, msg []byte) {
 }
 
 // relayedResponse hands a response another replica received to this
-// replica's copy of its session, if there is one.
+// replica's copy of its session, if that copy asked the request it
+// answers.
 func (t *sessionTable) relayedResponse(body []byte) {
 	var rc relayedCancel
 	if json.Unmarshal(body, &rc) != nil {
@@ -463,7 +470,20 @@ func (t *sessionTable) relayedResponse(body []byte) {
 	if h == nil {
 		return
 	}
+	var wire string
+	if json.Unmarshal(jsonrpcwire.Scan(rc.Message).ID, &wire) != nil || !h.asked(wire) {
+		return
+	}
 	go t.inject(h, rc.Message)
+}
+
+// asked reports whether this copy of the session waits for the answer
+// to its request of wire id.
+func (h *heldSession) asked(wire string) bool {
+	h.mu.Lock()
+	c := h.conn
+	h.mu.Unlock()
+	return c != nil && c.waiting(wire)
 }
 
 // injectID hands msg to session id if this replica holds it.
