@@ -112,73 +112,30 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 		approve bool
 		want    string // in the tool result the model saw
 	}{
-		{"approved", true, "ran"},
+		{"approved", true, "ran ls"},
 		{"refused", false, "denied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ran atomic.Int32
-			shell := fnTool{name: "shell_exec", call: func() string { ran.Add(1); return "ran" }}
-			// The model fetches a page (which taints the run), then wants
-			// shell_exec (which the untrusted policy makes ask), then
-			// repeats what the tool said.
-			model := func(req *llmtest.Request) llmtest.Reply {
-				switch req.Seq {
-				case 1:
-					return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("mcp_web_fetch", `{}`)}}
-				case 2:
-					return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("shell_exec", `{"cmd":"ls"}`)}}
-				}
-				last := req.Messages[len(req.Messages)-1]
-				return llmtest.Reply{Text: "the tool said: " + toolResultText(last)}
-			}
 			hub := newMemHub()
-			replica := func() *httptest.Server {
-				h := newHarness(t, harnessOptions{
-					model: model,
-					agents: []manifest.Manifest{{Name: "helper-bot", Description: "Runs things.", Provider: "fake", Model: "m1",
-						Tools: []string{"mcp_web_fetch", "shell_exec"}, Expose: manifest.Exposure{MCP: true}}},
-					tools:     []tool.Tool{fakeUpstream{name: "mcp_web_fetch", text: "page"}, shell},
-					untrusted: map[string]policy.Action{"shell_exec": policy.Ask},
-					replicas:  &Replicas{Keys: [][]byte{[]byte(strings.Repeat("k", 32))}, Cluster: hub.join()},
-				})
-				return h.httpServer(t)
-			}
-			a, b := replica(), replica()
+			ran := &commands{}
+			a, b := askingReplica(t, hub, ran, "ls"), askingReplica(t, hub, ran, "ls")
 			// The load balancer: the client's answers (POSTs holding a
 			// JSON-RPC response) go to B, everything else to A.
 			var toB atomic.Int32
-			client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				target := a.URL
-				if r.Method == http.MethodPost && r.Body != nil {
-					body, err := io.ReadAll(r.Body)
-					if err != nil {
-						return nil, err
-					}
-					r.Body = io.NopCloser(bytes.NewReader(body))
-					if f := jsonrpcwire.Scan(body); f.Complete && !f.HasMethod {
-						target = b.URL
-						toB.Add(1)
-					}
+			client := routedClient(func(body []byte) (string, func()) {
+				if isAnswer(body) {
+					toB.Add(1)
+					return b.URL, nil
 				}
-				u, _ := url.Parse(target)
-				r = r.Clone(r.Context())
-				r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, u.Host
-				return http.DefaultTransport.RoundTrip(r)
-			})}
+				return a.URL, nil
+			})
 			var asked atomic.Int32
-			c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
-				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					asked.Add(1)
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": tc.approve}}, nil
-				},
+			cs := elicitingClient(t, a.URL, client, func(string) bool {
+				asked.Add(1)
+				return tc.approve
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", HTTPClient: client, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agentd_agent_helper_bot", Arguments: map[string]any{"message": "list the files"}})
 			if ctx.Err() != nil {
 				t.Fatalf("the agent call never finished: the answer to its elicitation, posted to replica B (%d posts), did not reach replica A", toB.Load())
@@ -192,30 +149,191 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 			if got := textOf(t, res); !strings.Contains(got, tc.want) {
 				t.Errorf("agent answered %q, want it to hold %q", got, tc.want)
 			}
-			if want := map[bool]int32{true: 1, false: 0}[tc.approve]; ran.Load() != want {
-				t.Errorf("shell_exec ran %d times, want %d", ran.Load(), want)
+			if want := map[bool][]string{true: {"ls"}, false: nil}[tc.approve]; !slices.Equal(ran.list(), want) {
+				t.Errorf("shell_exec ran %q, want %q", ran.list(), want)
 			}
 		})
 	}
 }
 
+// TestConcurrentElicitationsOnTwoReplicas: two calls of one session, one
+// on replica A and one on B, ask the client at the same time. Each
+// replica numbers its own requests, so without ids unique per replica
+// both questions would be id 1, and the answer to A's question, reaching
+// B, would be taken by B's. Here the client approves A's question only
+// and posts both answers to B, the approval first: only A's command runs.
+func TestConcurrentElicitationsOnTwoReplicas(t *testing.T) {
+	hub := newMemHub()
+	ran := &commands{}
+	a, b := askingReplica(t, hub, ran, "on-a"), askingReplica(t, hub, ran, "on-b")
+	approved := make(chan struct{})
+	client := routedClient(func(body []byte) (string, func()) {
+		switch {
+		case isAnswer(body) && bytes.Contains(body, []byte(`"approve":true`)):
+			return b.URL, func() { close(approved) }
+		case isAnswer(body):
+			select {
+			case <-approved:
+			case <-time.After(10 * time.Second):
+			}
+			return b.URL, nil
+		case bytes.Contains(body, []byte("on replica B")):
+			return b.URL, nil
+		}
+		return a.URL, nil
+	})
+	var n atomic.Int32
+	bothAsked := make(chan struct{})
+	cs := elicitingClient(t, a.URL, client, func(question string) bool {
+		if n.Add(1) == 2 {
+			close(bothAsked)
+		}
+		select {
+		case <-bothAsked:
+		case <-time.After(10 * time.Second):
+			t.Error("the second elicitation never came")
+		}
+		return strings.Contains(question, "on-a")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	answers := make([]string, 2)
+	for i, msg := range []string{"on replica A", "on replica B"} {
+		wg.Go(func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agentd_agent_helper_bot", Arguments: map[string]any{"message": msg}})
+			if err != nil || res.IsError {
+				t.Errorf("agent call %s: %v %+v", msg, err, res)
+				return
+			}
+			answers[i] = textOf(t, res)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("the agent calls did not finish: an answer was lost (answers %q)", answers)
+	}
+	if !strings.Contains(answers[0], "ran on-a") || !strings.Contains(answers[1], "denied") {
+		t.Errorf("answers %q: want A's command run and B's denied", answers)
+	}
+	if !slices.Equal(ran.list(), []string{"on-a"}) {
+		t.Errorf("shell_exec ran %q, want only on-a", ran.list())
+	}
+}
+
+// askingReplica is one replica on hub whose agent helper-bot fetches a
+// page (which taints the run), then runs shell_exec with cmd (which the
+// untrusted policy makes it ask the client to approve), then repeats
+// what the tool said. The commands run are noted in ran.
+func askingReplica(t *testing.T, hub *memHub, ran *commands, cmd string) *httptest.Server {
+	t.Helper()
+	model := func(req *llmtest.Request) llmtest.Reply {
+		switch req.Seq {
+		case 1:
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("mcp_web_fetch", `{}`)}}
+		case 2:
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("shell_exec", `{"cmd":"`+cmd+`"}`)}}
+		}
+		last := req.Messages[len(req.Messages)-1]
+		return llmtest.Reply{Text: "the tool said: " + toolResultText(last)}
+	}
+	h := newHarness(t, harnessOptions{
+		model: model,
+		agents: []manifest.Manifest{{Name: "helper-bot", Description: "Runs things.", Provider: "fake", Model: "m1",
+			Tools: []string{"mcp_web_fetch", "shell_exec"}, Expose: manifest.Exposure{MCP: true}}},
+		tools:     []tool.Tool{fakeUpstream{name: "mcp_web_fetch", text: "page"}, recordingShell{ran}},
+		untrusted: map[string]policy.Action{"shell_exec": policy.Ask},
+		replicas:  &Replicas{Keys: [][]byte{[]byte(strings.Repeat("k", 32))}, Cluster: hub.join()},
+	})
+	return h.httpServer(t)
+}
+
+// routedClient is an HTTP client behind a load balancer without
+// stickiness: route gets each request's body (nil for GET and DELETE)
+// and names the replica's base URL, and a function to call once the
+// response came back (or nil).
+func routedClient(route func(body []byte) (base string, done func())) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		var body []byte
+		if r.Body != nil {
+			var err error
+			if body, err = io.ReadAll(r.Body); err != nil {
+				return nil, err
+			}
+		}
+		base, done := route(body)
+		u, _ := url.Parse(base)
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.URL.Scheme, r.URL.Host, r.Host = u.Scheme, u.Host, u.Host
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if done != nil {
+			done()
+		}
+		return resp, err
+	})}
+}
+
+// isAnswer reports whether body is a JSON-RPC response (a client's
+// answer to a server's request).
+func isAnswer(body []byte) bool {
+	f := jsonrpcwire.Scan(body)
+	return body != nil && f.Complete && !f.HasMethod && len(f.ID) > 0
+}
+
+// elicitingClient opens a 2025-11-25 session on endpoint base through
+// client, answering each elicitation with approve(its message).
+func elicitingClient(t *testing.T, base string, client *http.Client, approve func(question string) bool) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve(r.Params.Message)}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: client, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// commands notes the commands a shell ran.
+type commands struct {
+	mu  sync.Mutex
+	ran []string
+}
+
+func (c *commands) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ran)
+}
+
+// recordingShell is a shell_exec that notes its command and answers
+// "ran <cmd>".
+type recordingShell struct{ c *commands }
+
+func (recordingShell) Spec() tool.Spec { return shellTool{}.Spec() }
+
+func (s recordingShell) Call(_ context.Context, c *tool.Call) (tool.Result, error) {
+	var args struct {
+		Cmd string `json:"cmd"`
+	}
+	if err := json.Unmarshal(c.Args, &args); err != nil {
+		return tool.Result{}, err
+	}
+	s.c.mu.Lock()
+	s.c.ran = append(s.c.ran, args.Cmd)
+	s.c.mu.Unlock()
+	return tool.Result{Content: "ran " + args.Cmd}, nil
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// fnTool is a builtin tool whose result is call's.
-type fnTool struct {
-	name string
-	call func() string
-}
-
-func (f fnTool) Spec() tool.Spec {
-	return tool.Spec{Name: f.name, Description: "A test tool.", Origin: tool.OriginBuiltin, InputSchema: json.RawMessage(`{"type":"object"}`)}
-}
-
-func (f fnTool) Call(context.Context, *tool.Call) (tool.Result, error) {
-	return tool.Result{Content: f.call()}, nil
-}
 
 // memHub is the replicas' cluster in one process: what one member
 // publishes, every other member's subscribers get, at once, in order.
