@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -52,7 +53,13 @@ type answerConn struct {
 
 func (c *answerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() {
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	if !req.IsCall() {
+		if req.Method == "notifications/cancelled" {
+			msg = c.withdrawn(req)
+		}
 		return c.Connection.Write(ctx, msg)
 	}
 	wire := fmt.Sprintf("%s-%v", c.prefix, req.ID.Raw())
@@ -86,6 +93,41 @@ func (c *answerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return msg, err
+}
+
+// withdrawn is the SDK's notifications/cancelled of one of its own
+// requests (the call that asked ended first) with the request's id as
+// the client knows it; the answer is no longer awaited.
+func (c *answerConn) withdrawn(n *jsonrpc.Request) *jsonrpc.Request {
+	var params map[string]any
+	if json.Unmarshal(n.Params, &params) != nil {
+		return n
+	}
+	id, err := jsonrpc.MakeID(params["requestId"])
+	if err != nil || !id.IsValid() {
+		return n
+	}
+	c.mu.Lock()
+	wire := ""
+	for w, sdk := range c.asked {
+		if sdk == id {
+			wire = w
+			delete(c.asked, w)
+			break
+		}
+	}
+	c.mu.Unlock()
+	if wire == "" {
+		return n
+	}
+	params["requestId"] = wire
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return n
+	}
+	out := *n
+	out.Params = raw
+	return &out
 }
 
 // waiting reports whether this copy asked the request wire answers and
