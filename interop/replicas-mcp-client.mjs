@@ -54,8 +54,14 @@ out('call', { text: textOf(first), progress: progress.length, session });
 // The run fetches a page, then wants to write a file, which it may only
 // with the client's approval: the question comes on the call's stream,
 // the answer goes out as a POST of its own, to another replica.
-const approved = await client.callTool({ name: 'agentd_agent_alpha', arguments: { message: `ask me ${page}` } });
-out('elicit', { text: textOf(approved), isError: approved.isError ?? false, asked });
+// An answer lost between replicas would leave the call waiting: give up
+// after 20 s (the call takes a fraction of a second).
+try {
+  const approved = await client.callTool({ name: 'agentd_agent_alpha', arguments: { message: `ask me ${page}` } }, undefined, { timeout: 20000 });
+  out('elicit', { text: textOf(approved), isError: approved.isError ?? false, asked });
+} catch (e) {
+  out('elicit', { error: `the call asking approval failed (its answer went to another replica): ${e?.message ?? e}`, asked });
+}
 
 // A long call, cancelled on its first progress notification: the
 // cancellation goes out as its own POST, which the balancer sends to
