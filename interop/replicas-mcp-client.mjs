@@ -27,7 +27,9 @@ const client = new Client({ name: 'replicas-test', version: '1.0.0' }, { capabil
 const asked = [];
 client.setRequestHandler(ElicitRequestSchema, async (req) => {
   asked.push(req.params.message);
-  return { action: 'accept', content: { approve: true } };
+  // The note makes the answer larger than a PostgreSQL notification
+  // carries (8000 bytes): the relay stores it (bus_payloads).
+  return { action: 'accept', content: { approve: true, note: 'x'.repeat(10000) } };
 });
 const errors = [];
 client.onerror = (e) => errors.push(String(e?.message ?? e));

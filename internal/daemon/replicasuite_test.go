@@ -239,8 +239,9 @@ func suiteModel(r *llmtest.Request) llmtest.Reply {
 // default [cluster] timings, behind a round-robin reverse proxy without
 // stickiness, driven by the official peers: @a2a-js/sdk's client (send,
 // stream, get, cancel) and the TypeScript MCP SDK's client (initialize,
-// tools/list, an agent call with progress, a cancelled call,
-// list_changed after an agent is created through another replica, the
+// tools/list, an agent call with progress, an agent call whose approval
+// question (elicitation) is answered through another replica, a
+// cancelled call, list_changed after an agent is created through another replica, the
 // session's end). Then one replica is killed with SIGKILL while it runs
 // a task: the task must be failed, saying which replica stopped, within
 // 30 seconds.

@@ -447,6 +447,13 @@ func (t *sessionTable) answered(ctx context.Context, id string, msg []byte) {
 	if t.c == nil {
 		return
 	}
+	t.mu.Lock()
+	h := t.sessions[id]
+	t.mu.Unlock()
+	var wire string
+	if h != nil && json.Unmarshal(jsonrpcwire.Scan(msg).ID, &wire) == nil && h.asked(wire) {
+		return // asked here: the answer is delivered here
+	}
 	body, err := json.Marshal(relayedCancel{Session: hex.EncodeToString(idHash(id)), Message: msg})
 	if err == nil {
 		err = t.c.Publish(ctx, topicResponse, string(body))

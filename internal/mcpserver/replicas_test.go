@@ -219,6 +219,10 @@ func TestConcurrentElicitationsOnTwoReplicas(t *testing.T) {
 	if !slices.Equal(ran.list(), []string{"on-a"}) {
 		t.Errorf("shell_exec ran %q, want only on-a", ran.list())
 	}
+	// B's own answer was delivered on B; only A's crossed the cluster.
+	if n := hub.count(topicResponse); n != 1 {
+		t.Errorf("%d answers relayed, want 1", n)
+	}
 }
 
 // askingReplica is one replica on hub whose agent helper-bot fetches a
@@ -338,12 +342,19 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // memHub is the replicas' cluster in one process: what one member
 // publishes, every other member's subscribers get, at once, in order.
 type memHub struct {
-	mu      sync.Mutex
-	members []*memMember
-	ended   map[string]bool
+	mu        sync.Mutex
+	members   []*memMember
+	ended     map[string]bool
+	published map[string]int // by topic
 }
 
-func newMemHub() *memHub { return &memHub{ended: map[string]bool{}} }
+func newMemHub() *memHub { return &memHub{ended: map[string]bool{}, published: map[string]int{}} }
+
+func (hb *memHub) count(topic string) int {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	return hb.published[topic]
+}
 
 func (hb *memHub) join() *memMember {
 	hb.mu.Lock()
@@ -366,6 +377,7 @@ var _ SessionCluster = (*memMember)(nil)
 func (m *memMember) Publish(_ context.Context, topic, body string) error {
 	m.hub.mu.Lock()
 	members := slices.Clone(m.hub.members)
+	m.hub.published[topic]++
 	m.hub.mu.Unlock()
 	for _, o := range members {
 		if o == m {
