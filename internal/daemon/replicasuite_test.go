@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
@@ -134,6 +135,24 @@ func (b *balancer) remove(i int) {
 	b.dead[i] = true
 }
 
+// answered returns, among the hits from the from'th on, the backend of
+// the first POST holding a JSON-RPC response (a client's answer) and of
+// the last tools/call before it (the call that asked); -1 when none.
+func (b *balancer) answered(from int) (asker, answerer int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	asker, answerer = -1, -1
+	for _, h := range b.hits[from:] {
+		switch {
+		case h.HTTP == http.MethodPost && h.RPC == "tools/call":
+			asker = h.Backend
+		case h.HTTP == http.MethodPost && h.RPC == "":
+			return asker, h.Backend
+		}
+	}
+	return asker, -1
+}
+
 // backendsOf lists the backends that got requests of RPC method m, and
 // of GET or DELETE requests when m is "GET" or "DELETE".
 func (b *balancer) backendsOf(m string) []int {
@@ -181,6 +200,24 @@ func parseSteps(t *testing.T, out []byte) map[string]map[string]any {
 
 // suiteModel is the fake model the multi-replica suite drives.
 func suiteModel(r *llmtest.Request) llmtest.Reply {
+	if page, ok := strings.CutPrefix(r.LastUserText(), "ask me "); ok {
+		// Fetch page (untrusted: it taints the run), then write a file,
+		// which the default [tools.untrusted] policy makes ask the MCP
+		// client; then say what the write answered.
+		var results []string
+		for _, m := range r.Messages {
+			for _, tr := range m.ToolResults {
+				results = append(results, tr.Content)
+			}
+		}
+		switch len(results) {
+		case 0:
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("web_fetch", `{"url":"`+page+`"}`)}}
+		case 1:
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_write", `{"path":"approved.txt","content":"yes"}`)}}
+		}
+		return llmtest.Reply{Text: "the write said: " + results[len(results)-1]}
+	}
 	switch text := r.LastUserText(); text {
 	case "hello":
 		return llmtest.Reply{Text: "hi there"}
@@ -202,8 +239,9 @@ func suiteModel(r *llmtest.Request) llmtest.Reply {
 // default [cluster] timings, behind a round-robin reverse proxy without
 // stickiness, driven by the official peers: @a2a-js/sdk's client (send,
 // stream, get, cancel) and the TypeScript MCP SDK's client (initialize,
-// tools/list, an agent call with progress, a cancelled call,
-// list_changed after an agent is created through another replica, the
+// tools/list, an agent call with progress, an agent call whose approval
+// question (elicitation) is answered through another replica, a
+// cancelled call, list_changed after an agent is created through another replica, the
 // session's end). Then one replica is killed with SIGKILL while it runs
 // a task: the task must be failed, saying which replica stopped, within
 // 30 seconds.
@@ -280,7 +318,14 @@ func TestReplicaSuite(t *testing.T) {
 	t.Run("MCP session through the balancer", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, "replicas-mcp-client.mjs", lb.srv.URL+"/mcp", a2aTestKey)
+		page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "a page to read")
+		}))
+		defer page.Close()
+		lb.mu.Lock()
+		firstHit := len(lb.hits)
+		lb.mu.Unlock()
+		cmd := exec.CommandContext(ctx, node, "replicas-mcp-client.mjs", lb.srv.URL+"/mcp", a2aTestKey, page.URL)
 		cmd.Dir = dir
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -323,6 +368,17 @@ func TestReplicaSuite(t *testing.T) {
 		if steps["call"]["text"] != "progress done" || steps["call"]["progress"].(float64) < 1 {
 			t.Errorf("agent call = %v, want the answer and progress", steps["call"])
 		}
+		// The approval asked on one replica and answered on another.
+		el := steps["elicit"]
+		if asked, _ := el["asked"].([]any); len(asked) != 1 || !strings.Contains(fmt.Sprint(asked[0]), "file_write") ||
+			el["isError"] != false || !strings.Contains(fmt.Sprint(el["text"]), "bytes to approved.txt") {
+			t.Errorf("agent call asking approval = %v, want one question about file_write and the write done", el)
+		}
+		asker, answerer := lb.answered(firstHit)
+		if asker < 0 || answerer < 0 || asker == answerer {
+			t.Errorf("the elicitation was asked by replica %d and answered through replica %d: want two replicas", asker, answerer)
+		}
+		t.Logf("elicitation asked by replica %d, answered through replica %d", asker, answerer)
 		if steps["cancel"]["ticks"].(float64) < 1 || steps["cancel"]["after"] != "answer to after" {
 			t.Errorf("cancelled call = %v, want the conversation to go on after it", steps["cancel"])
 		}

@@ -96,9 +96,17 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 			}
 			if sid := r.Header.Get(headerSessionID); sid != "" {
 				w = e.trackCancellation(w, sid, id, f.Method, body)
-				if t, ok := e.stateful.(*sessionTable); ok && f.Method == "notifications/cancelled" {
-					// The request may run on another replica.
-					t.cancelled(r.Context(), sid, body)
+				if t, ok := e.stateful.(*sessionTable); ok {
+					switch {
+					case f.Method == "notifications/cancelled":
+						// The request may run on another replica.
+						t.cancelled(r.Context(), sid, body)
+					case f.Complete && !f.HasMethod && len(f.ID) > 0 && string(f.ID) != "null":
+						// The client's answer to a question a call
+						// asked it (elicitation, sampling, roots):
+						// the call may run on another replica.
+						t.answered(r.Context(), sid, body)
+					}
 				}
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +36,8 @@ import (
 // shared record is of sessions a client ended (DELETE), so that their
 // ids do not bring them back; the replicas hear of an end at once and
 // close their copies. A notifications/cancelled that reaches another
-// replica than the one running the request is relayed to it.
+// replica than the one running the request is relayed to it, and so is a
+// client's answer to a question a call asked it (elicitation).
 type Replicas struct {
 	// Keys seal session ids: the first seals, every one opens. Each is a
 	// secret of at least 32 bytes, the same on every replica.
@@ -65,9 +68,13 @@ const (
 	// topicCancel: a client cancelled a request of a session (body:
 	// relayedCancel).
 	topicCancel = "mcp.cancel"
+	// topicResponse: a client answered a request a session's server sent
+	// it (body: relayedCancel, whose message is the JSON-RPC response).
+	topicResponse = "mcp.response"
 )
 
-// relayedCancel is a notifications/cancelled that reached another replica.
+// relayedCancel is a notifications/cancelled (or, on topicResponse, a
+// response) that reached another replica.
 type relayedCancel struct {
 	Session string          `json:"session"` // hex idHash
 	Message json.RawMessage `json:"message"` // the notification as the client sent it
@@ -88,6 +95,9 @@ type sessionTable struct {
 	c      SessionCluster
 	idle   time.Duration
 	unsubs []func()
+	// prefix makes the ids of this replica's requests to clients its
+	// own (see answerConn).
+	prefix string
 
 	mu       sync.Mutex
 	sessions map[string]*heldSession // by session id
@@ -105,6 +115,7 @@ type heldSession struct {
 	mu    sync.Mutex
 	refs  int // requests in progress
 	timer *time.Timer
+	conn  *answerConn // set once connected
 }
 
 // newSessionTable returns e's table of replicated sessions.
@@ -117,12 +128,15 @@ func newSessionTable(s *Server, e *endpoint, r *Replicas) (*sessionTable, error)
 	if err != nil {
 		return nil, err
 	}
-	t := &sessionTable{s: s, e: e, seal: sl, c: r.Cluster, idle: s.opts.SessionTimeout,
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	t := &sessionTable{s: s, e: e, seal: sl, c: r.Cluster, idle: s.opts.SessionTimeout, prefix: hex.EncodeToString(rnd[:]),
 		sessions: map[string]*heldSession{}, byHash: map[string]string{}}
 	if r.Cluster != nil {
 		t.unsubs = append(t.unsubs,
 			r.Cluster.Subscribe(topicSessionEnd, func(_ string, body []byte) { t.closeHash(string(body)) }),
 			r.Cluster.Subscribe(topicCancel, func(_ string, body []byte) { t.relayedCancel(body) }),
+			r.Cluster.Subscribe(topicResponse, func(_ string, body []byte) { t.relayedResponse(body) }),
 			r.Cluster.OnResync(func() { go t.recheckEnded() }),
 		)
 	}
@@ -298,7 +312,7 @@ func (t *sessionTable) connect(ctx context.Context, id string, claims sessionCla
 	if state != nil {
 		opts = &mcp.ServerSessionOptions{State: state}
 	}
-	ss, err := t.e.srv.Connect(context.WithoutCancel(ctx), h.transport, opts)
+	ss, err := t.e.srv.Connect(context.WithoutCancel(ctx), answerTransport{inner: h.transport, h: h, prefix: t.prefix}, opts)
 	if err != nil {
 		t.forget(id)
 		return nil, err
@@ -421,6 +435,64 @@ func (t *sessionTable) relayedCancel(body []byte) {
 	go t.inject(h, rc.Message)
 }
 
+// answered tells the other replicas of a client's JSON-RPC response in
+// session id: the request it answers (elicitation/create,
+// sampling/createMessage, roots/list) was sent by a call that may run on
+// another replica, whose copy of the session alone waits for it. Every
+// replica whose copy asked it (answerConn.waiting) hands the response
+// to it. The message is sent whole whatever its size: the cluster carries
+// bodies too large for a notification (the PostgreSQL one stores them
+// and notifies their id).
+func (t *sessionTable) answered(ctx context.Context, id string, msg []byte) {
+	if t.c == nil {
+		return
+	}
+	t.mu.Lock()
+	h := t.sessions[id]
+	t.mu.Unlock()
+	var wire string
+	if h != nil && json.Unmarshal(jsonrpcwire.Scan(msg).ID, &wire) == nil && h.asked(wire) {
+		return // asked here: the answer is delivered here
+	}
+	body, err := json.Marshal(relayedCancel{Session: hex.EncodeToString(idHash(id)), Message: msg})
+	if err == nil {
+		err = t.c.Publish(ctx, topicResponse, string(body))
+	}
+	if err != nil {
+		t.s.log.Warn("relaying a client's answer to the other replicas failed; a call waiting for it on another replica waits until cancelled", "err", err)
+	}
+}
+
+// relayedResponse hands a response another replica received to this
+// replica's copy of its session, if that copy asked the request it
+// answers.
+func (t *sessionTable) relayedResponse(body []byte) {
+	var rc relayedCancel
+	if json.Unmarshal(body, &rc) != nil {
+		return
+	}
+	t.mu.Lock()
+	h := t.sessions[t.byHash[rc.Session]]
+	t.mu.Unlock()
+	if h == nil {
+		return
+	}
+	var wire string
+	if json.Unmarshal(jsonrpcwire.Scan(rc.Message).ID, &wire) != nil || !h.asked(wire) {
+		return
+	}
+	go t.inject(h, rc.Message)
+}
+
+// asked reports whether this copy of the session waits for the answer
+// to its request of wire id.
+func (h *heldSession) asked(wire string) bool {
+	h.mu.Lock()
+	c := h.conn
+	h.mu.Unlock()
+	return c != nil && c.waiting(wire)
+}
+
 // injectID hands msg to session id if this replica holds it.
 func (t *sessionTable) injectID(id string, msg []byte) {
 	t.mu.Lock()
@@ -431,7 +503,7 @@ func (t *sessionTable) injectID(id string, msg []byte) {
 	}
 }
 
-// inject hands msg (a notification) to the session as if its client had
+// inject hands msg (a notification or a response) to the session as if its client had
 // posted it here.
 func (t *sessionTable) inject(h *heldSession, msg []byte) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
