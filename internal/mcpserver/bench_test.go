@@ -41,7 +41,7 @@ func BenchmarkToolCall(b *testing.B) {
 			benchCalls(b, ts.URL, era)
 		})
 		b.Run("agentd/"+era, func(b *testing.B) {
-			h := newHarness(b, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}})
+			h := newHarness(b, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}, asyncAudit: true})
 			ts := h.httpServer(b)
 			benchCalls(b, ts.URL+"/mcp", era)
 		})
@@ -122,7 +122,7 @@ func BenchmarkGateway(b *testing.B) {
 	defer up.Close()
 	m := mcpclient.NewManager(mcpclient.Options{})
 	defer m.Close()
-	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m})
+	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m, asyncAudit: true})
 	h.tools.AddSource(m)
 	m.OnToolsChanged(h.tools.Changed)
 	m.Start(context.Background(), []config.MCPServer{{
