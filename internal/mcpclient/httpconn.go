@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/jsonrpcwire"
@@ -90,6 +91,9 @@ type roundTripper struct {
 	// rejected is called when a request carrying the session id is
 	// answered 400 or 404.
 	rejected func(status int)
+	// bufs holds *bufio.Reader read buffers for the event streams of
+	// responses (see newSSEReader).
+	bufs sync.Pool
 }
 
 // sessionHeader is the Streamable HTTP session header.
@@ -128,7 +132,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "text/event-stream":
-		sr := newSSEReader(resp.Body, rt.max, rt.ev, callID)
+		sr := newSSEReader(resp.Body, rt.max, rt.ev, callID, &rt.bufs)
 		if req.Method == http.MethodGet && rt.streamBroken != nil {
 			ctx := req.Context()
 			sr.broken = func(error) {
