@@ -111,9 +111,15 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt.sess.fail(err)
 		return nil, err
 	}
-	r2 := req.Clone(req.Context())
+	// A RoundTripper must not modify the request: the configured headers
+	// go on a copy, made only when one of them is to be added (most
+	// servers have none; the copy was a per-call cost).
+	r2 := req
 	for k, v := range rt.headers {
-		if _, set := r2.Header[k]; !set {
+		if _, set := req.Header[k]; !set {
+			if r2 == req {
+				r2 = req.Clone(req.Context())
+			}
 			r2.Header[k] = v
 		}
 	}
