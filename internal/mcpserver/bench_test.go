@@ -101,7 +101,8 @@ func (plainEcho) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 }
 
 // BenchmarkGateway calls an upstream tool through /mcp/gateway/up (the
-// whole pipeline: policy, loop guard, timeout, SQLite audit record) for
+// whole pipeline: policy, loop guard, timeout, an audit record through the
+// daemon's asynchronous batching writer into SQLite) for
 // each client era, the upstream being a go-sdk server on loopback HTTP
 // reached through the real MCP client manager. Profile it with
 // -cpuprofile to see where a gateway call's time goes. The upstream speaks
