@@ -117,10 +117,14 @@ func TestFullQueueWaitsAndBatches(t *testing.T) {
 		w := New(g, &Options{Queue: 4, MaxBatch: 100})
 		ctx := context.Background()
 		// The first record is taken by the writer, which blocks in the
-		// store; four more fill the queue.
+		// store once its linger time is over; four more fill the queue.
 		for i := range 5 {
 			w.AppendAudit(ctx, store.AuditRecord{Tool: fmt.Sprint("t", i)})
 			synctest.Wait()
+			if i == 0 {
+				time.Sleep(defaultLinger)
+				synctest.Wait()
+			}
 		}
 		appended := make(chan struct{})
 		go func() {
@@ -143,6 +147,41 @@ func TestFullQueueWaitsAndBatches(t *testing.T) {
 			t.Fatalf("6 records took %d writes; want them batched", len(g.batches))
 		}
 		w.Close()
+	})
+}
+
+// TestLingerCoalesces: records that arrive one at a time, within the
+// linger time of the batch's first, share one write; a record alone is
+// written once the linger time is over, without anyone flushing; and a
+// read does not wait for the linger time.
+func TestLingerCoalesces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		close(g.release)
+		w := New(g, &Options{Linger: 10 * time.Millisecond})
+		defer w.Close()
+		ctx := context.Background()
+		for i := range 4 {
+			w.AppendAudit(ctx, store.AuditRecord{Tool: fmt.Sprint("t", i)})
+			time.Sleep(2 * time.Millisecond) // one call's worth at c=1
+		}
+		time.Sleep(10 * time.Millisecond)
+		synctest.Wait()
+		g.mu.Lock()
+		got := len(g.batches)
+		g.mu.Unlock()
+		if got != 1 {
+			t.Fatalf("4 records within the linger time took %d writes, want 1", got)
+		}
+		start := time.Now()
+		w.AppendAudit(ctx, store.AuditRecord{Tool: "read-after"})
+		recs, err := w.QueryAudit(ctx, store.AuditFilter{})
+		if err != nil || len(recs) != 5 {
+			t.Fatalf("query sees %d records (%v), want 5", len(recs), err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("a read waited %v for the linger time", d)
+		}
 	})
 }
 

@@ -111,7 +111,15 @@ func NewReader(r io.Reader, f Framing, limit int64) *Reader {
 	if f == FramingSSE {
 		size = eventBufSize
 	}
-	rd := &Reader{br: bufio.NewReaderSize(r, size), limit: limit}
+	return NewBufferedReader(bufio.NewReaderSize(r, size), f, limit)
+}
+
+// NewBufferedReader is NewReader reading through br, which the caller
+// has set (bufio.Reader.Reset) to the stream: a client that reads one
+// short event stream per call can reuse buffers instead of allocating one
+// per stream. br must not be used by anyone else until the Reader is done.
+func NewBufferedReader(br *bufio.Reader, f Framing, limit int64) *Reader {
+	rd := &Reader{br: br, limit: limit}
 	rd.mode.Store(int32(f))
 	return rd
 }

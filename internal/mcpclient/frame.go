@@ -1,10 +1,13 @@
 package mcpclient
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
@@ -83,18 +86,79 @@ type frameReader struct {
 	pending []byte // read and not yet handed out
 	eol     bool   // a newline is owed after pending
 	err     error  // sticky: returned once pending is drained
+
+	// A pooled read buffer goes back to pool once the reader is closed
+	// and no Read is running: Close may come from another goroutine
+	// while a Read waits on the stream, and pending may point into the
+	// buffer. state is frameIdle, frameReading or frameClosed; whoever
+	// moves it to its last holder's exit returns br.
+	pool  *sync.Pool
+	br    *bufio.Reader
+	state atomic.Int32
 }
+
+// States of a frameReader with a pooled buffer.
+const (
+	frameIdle int32 = iota
+	frameReading
+	frameClosed
+)
+
+// errReadAfterClose is what a Read after Close returns.
+var errReadAfterClose = errors.New("read on a closed upstream stream")
 
 func newLineReader(src io.ReadCloser, max int64, ev frameEvents) *frameReader {
 	return &frameReader{src: src, r: jsonrpcwire.NewReader(src, jsonrpcwire.FramingLines, max), ev: ev}
 }
 
-func newSSEReader(body io.ReadCloser, max int64, ev frameEvents, callID func() json.RawMessage) *frameReader {
-	return &frameReader{src: body, r: jsonrpcwire.NewReader(body, jsonrpcwire.FramingSSE, max), ev: ev, callID: callID}
+// sseBufSize is the read buffer of an event stream: most events fit.
+const sseBufSize = 8 << 10
+
+// newSSEReader reads an event stream. With a pool (of *bufio.Reader), its
+// read buffer comes from and returns to it: a client makes one event
+// stream per call, and a fresh 8 KiB buffer each time was a tenth of the
+// bytes a gateway call allocated.
+func newSSEReader(body io.ReadCloser, max int64, ev frameEvents, callID func() json.RawMessage, pool *sync.Pool) *frameReader {
+	f := &frameReader{src: body, ev: ev, callID: callID}
+	if pool == nil {
+		f.r = jsonrpcwire.NewReader(body, jsonrpcwire.FramingSSE, max)
+		return f
+	}
+	br, _ := pool.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(body, sseBufSize)
+	}
+	br.Reset(body)
+	f.pool, f.br = pool, br
+	f.r = jsonrpcwire.NewBufferedReader(f.br, jsonrpcwire.FramingSSE, max)
+	return f
 }
 
 // Read implements io.Reader. Only one goroutine (the SDK's reader) calls it.
 func (f *frameReader) Read(p []byte) (int, error) {
+	if f.pool == nil {
+		return f.read(p)
+	}
+	if !f.state.CompareAndSwap(frameIdle, frameReading) {
+		return 0, errReadAfterClose
+	}
+	n, err := f.read(p)
+	if !f.state.CompareAndSwap(frameReading, frameIdle) {
+		f.release() // closed while reading: the buffer is ours to return
+	}
+	return n, err
+}
+
+// release returns the buffer to its pool; nothing of the reader is used
+// afterwards.
+func (f *frameReader) release() {
+	f.pending, f.r = nil, nil
+	f.br.Reset(nil)
+	f.pool.Put(f.br)
+	f.br = nil
+}
+
+func (f *frameReader) read(p []byte) (int, error) {
 	for len(f.pending) == 0 && len(p) > 0 {
 		if f.eol {
 			f.eol = false
@@ -112,7 +176,13 @@ func (f *frameReader) Read(p []byte) (int, error) {
 }
 
 // Close closes the source, unblocking a pending Read.
-func (f *frameReader) Close() error { return f.src.Close() }
+func (f *frameReader) Close() error {
+	err := f.src.Close()
+	if f.pool != nil && f.state.Swap(frameClosed) == frameIdle {
+		f.release() // no Read running, and none will use the buffer
+	}
+	return err
+}
 
 // next reads one message into pending, or sets err.
 func (f *frameReader) next() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 
@@ -130,15 +131,66 @@ func TestSSEReader(t *testing.T) {
 		{"oversized notification dropped", "data: {\"method\":\"n\",\"params\":\"" + big + "\"}\n\ndata: {\"a\":1}\n\n", "data: {\"a\":1}\n\n", callID, nil},
 		{"oversized unknown on a GET breaks", "data: {\"v\":\"" + big + "\"}\n\n", "", nil, errFrameTooLarge},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			body := io.NopCloser(iotest.HalfReader(strings.NewReader(tt.in)))
-			sr := newSSEReader(body, max, frameEvents{}, tt.callID)
-			got, err := readAll(t, sr)
-			if !errors.Is(err, tt.wantErr) || got != tt.want {
-				t.Errorf("got %q, %v\nwant %q, %v", got, err, tt.want, tt.wantErr)
+	// Each case runs with a buffer of its own, then twice with buffers
+	// from one pool that every case returns to, so that a buffer is
+	// reused by the next streams: nothing of a previous stream may leak.
+	var pool sync.Pool
+	for _, mode := range []string{"fresh", "pooled", "pooled again"} {
+		for _, tt := range tests {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				body := io.NopCloser(iotest.HalfReader(strings.NewReader(tt.in)))
+				var p *sync.Pool
+				if mode != "fresh" {
+					p = &pool
+				}
+				sr := newSSEReader(body, max, frameEvents{}, tt.callID, p)
+				got, err := readAll(t, sr)
+				if !errors.Is(err, tt.wantErr) || got != tt.want {
+					t.Errorf("got %q, %v\nwant %q, %v", got, err, tt.want, tt.wantErr)
+				}
+				sr.Close()
+			})
+		}
+	}
+}
+
+// TestSSEReaderCloseDuringRead: the SDK may close a response body from
+// another goroutine while its reader waits on the stream. The pooled
+// buffer must go back only once that Read has returned (-race sees a
+// buffer handed to the next stream while still in use), and a Read after
+// Close fails instead of touching it.
+func TestSSEReaderCloseDuringRead(t *testing.T) {
+	var pool sync.Pool
+	for range 50 {
+		pr, pw := io.Pipe()
+		sr := newSSEReader(pr, 1<<20, frameEvents{}, nil, &pool)
+		readErr := make(chan error, 1)
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				if _, err := sr.Read(buf); err != nil {
+					readErr <- err
+					return
+				}
 			}
-		})
+		}()
+		if _, err := pw.Write([]byte("data: {\"a\":1}\n\n")); err != nil {
+			t.Fatal(err)
+		}
+		sr.Close()
+		if err := <-readErr; err == nil {
+			t.Fatal("Read returned no error after Close")
+		}
+		// The next stream may get the buffer; use it while the old
+		// reader is asked to read again.
+		next := newSSEReader(io.NopCloser(strings.NewReader("data: {\"b\":2}\n\n")), 1<<20, frameEvents{}, nil, &pool)
+		if _, err := sr.Read(make([]byte, 8)); !errors.Is(err, errReadAfterClose) {
+			t.Fatalf("Read after Close: %v, want errReadAfterClose", err)
+		}
+		if got, err := readAll(t, next); err != nil || got != "data: {\"b\":2}\n\n" {
+			t.Fatalf("next stream read %q, %v", got, err)
+		}
+		next.Close()
 	}
 }
 

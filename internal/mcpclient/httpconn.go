@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/jsonrpcwire"
@@ -90,6 +91,9 @@ type roundTripper struct {
 	// rejected is called when a request carrying the session id is
 	// answered 400 or 404.
 	rejected func(status int)
+	// bufs holds *bufio.Reader read buffers for the event streams of
+	// responses (see newSSEReader).
+	bufs sync.Pool
 }
 
 // sessionHeader is the Streamable HTTP session header.
@@ -107,9 +111,15 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt.sess.fail(err)
 		return nil, err
 	}
-	r2 := req.Clone(req.Context())
+	// A RoundTripper must not modify the request: the configured headers
+	// go on a copy, made only when one of them is to be added (most
+	// servers have none; the copy was a per-call cost).
+	r2 := req
 	for k, v := range rt.headers {
-		if _, set := r2.Header[k]; !set {
+		if _, set := req.Header[k]; !set {
+			if r2 == req {
+				r2 = req.Clone(req.Context())
+			}
 			r2.Header[k] = v
 		}
 	}
@@ -128,7 +138,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ct == "text/event-stream":
-		sr := newSSEReader(resp.Body, rt.max, rt.ev, callID)
+		sr := newSSEReader(resp.Body, rt.max, rt.ev, callID, &rt.bufs)
 		if req.Method == http.MethodGet && rt.streamBroken != nil {
 			ctx := req.Context()
 			sr.broken = func(error) {

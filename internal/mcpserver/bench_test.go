@@ -41,7 +41,7 @@ func BenchmarkToolCall(b *testing.B) {
 			benchCalls(b, ts.URL, era)
 		})
 		b.Run("agentd/"+era, func(b *testing.B) {
-			h := newHarness(b, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}})
+			h := newHarness(b, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}, asyncAudit: true})
 			ts := h.httpServer(b)
 			benchCalls(b, ts.URL+"/mcp", era)
 		})
@@ -101,7 +101,8 @@ func (plainEcho) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 }
 
 // BenchmarkGateway calls an upstream tool through /mcp/gateway/up (the
-// whole pipeline: policy, loop guard, timeout, SQLite audit record) for
+// whole pipeline: policy, loop guard, timeout, an audit record through the
+// daemon's asynchronous batching writer into SQLite) for
 // each client era, the upstream being a go-sdk server on loopback HTTP
 // reached through the real MCP client manager. Profile it with
 // -cpuprofile to see where a gateway call's time goes. The upstream speaks
@@ -122,7 +123,7 @@ func BenchmarkGateway(b *testing.B) {
 	defer up.Close()
 	m := mcpclient.NewManager(mcpclient.Options{})
 	defer m.Close()
-	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m})
+	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m, asyncAudit: true})
 	h.tools.AddSource(m)
 	m.OnToolsChanged(h.tools.Changed)
 	m.Start(context.Background(), []config.MCPServer{{

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentd/agentd/internal/agent"
+	"github.com/agentd/agentd/internal/auditlog"
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
@@ -52,6 +53,10 @@ type harnessOptions struct {
 	meter     metric.MeterProvider
 	tracer    trace.TracerProvider
 	replicas  *Replicas
+	// asyncAudit puts the daemon's asynchronous, batching audit writer
+	// between the runner and the store, as the daemon does; benchmarks
+	// set it so that they measure the daemon's call path.
+	asyncAudit bool
 }
 
 type providers map[string]llm.Provider
@@ -83,7 +88,13 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	}
 	reg := tool.NewRegistry()
 	reg.Add(o.tools...)
-	runner := tool.NewRunner(reg, tool.RunnerOptions{Audit: db, Meter: o.meter, Tracer: o.tracer})
+	var audit store.AuditStore = db
+	if o.asyncAudit {
+		w := auditlog.New(db, nil)
+		t.Cleanup(func() { w.Close() }) // before db.Close: cleanups run last-in first-out
+		audit = w
+	}
+	runner := tool.NewRunner(reg, tool.RunnerOptions{Audit: audit, Meter: o.meter, Tracer: o.tracer})
 	prov := llmtest.NewProvider(t, o.model)
 	k := agent.New(agent.Options{
 		Agents:    agent.NewAgents(o.agents, db),

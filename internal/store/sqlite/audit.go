@@ -32,14 +32,25 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 		return nil
 	}
 	at := now()
+	const cols = 11
+	args := make([]any, 0, cols*min(len(recs), auditChunks[0]))
 	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
-		stmt := tx.StmtContext(ctx, db.stmts.insertAudit)
-		for _, r := range recs {
-			var id int64
-			if err := stmt.QueryRowContext(ctx,
-				toDB(orNow(r.Time, at)), r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
-				boolToDB(r.Untrusted), int64(r.Duration), r.Principal).Scan(&id); err != nil {
-				return err
+		rest := recs
+		for i, n := range auditChunks {
+			var stmt *sql.Stmt
+			for len(rest) >= n {
+				if stmt == nil {
+					stmt = tx.StmtContext(ctx, db.stmts.insertAudits[i])
+				}
+				args = args[:0]
+				for _, r := range rest[:n] {
+					args = append(args, toDB(orNow(r.Time, at)), r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision,
+						r.Outcome, r.Detail, boolToDB(r.Untrusted), int64(r.Duration), r.Principal)
+				}
+				if _, err := stmt.ExecContext(ctx, args...); err != nil {
+					return err
+				}
+				rest = rest[n:]
 			}
 		}
 		return nil

@@ -336,3 +336,28 @@ func BenchmarkAppendMessages(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	})
 }
+
+// BenchmarkAuditBatch is the audit writer's batch (auditlog hands over
+// whatever queued): the per-record cost of AppendAuditBatch at the sizes
+// the gateway produces at c=1 (a few records) and under load.
+func BenchmarkAuditBatch(b *testing.B) {
+	rec := store.AuditRecord{Agent: "mcp:gateway", SessionID: "0123456789abcdef", Tool: "mcp_up_echo",
+		ArgsDigest: strings.Repeat("ab", 32), Decision: "allow", Outcome: "ok", Principal: "p"}
+	for _, n := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+			db := open(b, filepath.Join(b.TempDir(), "agentd.db"))
+			defer db.Close()
+			recs := make([]store.AuditRecord, n)
+			for i := range recs {
+				recs[i] = rec
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := db.AppendAuditBatch(b.Context(), recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+		})
+	}
+}
