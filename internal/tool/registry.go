@@ -15,7 +15,7 @@ type Registry struct {
 	fixed map[string]Tool
 	// sorted is fixed's tools sorted by name, built by List and dropped by
 	// Add: every model call lists the tools, and re-sorting the fixed ones
-	// each time was a tenth of an A2A send's allocations. The sources'
+	// each time was 3% of an A2A send's allocations. The sources'
 	// tools are not cached: a source may change its set a moment before
 	// it calls Changed, and List must show the set of the moment.
 	sorted   []Tool
