@@ -23,7 +23,7 @@
 // Retries on 408, 409, 429 and 5xx are the SDK's (default 3 retries,
 // exponential backoff from 0.5 s, Retry-After and Retry-After-Ms honoured up
 // to 2 minutes, cancelled with ctx). The SDK reads no environment variables
-// here: the adapter builds its service from Options alone.
+// here: the adapter builds its client from Options alone.
 package openai
 
 import (
@@ -35,6 +35,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/vendorhttp"
@@ -71,7 +72,10 @@ type Options struct {
 // Provider is an llm.Provider for OpenAI-compatible Chat Completions APIs.
 // It is safe for concurrent use.
 type Provider struct {
-	chat   oai.ChatCompletionService
+	// client carries the request options only: it is built as a struct
+	// rather than with oai.NewClient, which would read OPENAI_*
+	// environment variables.
+	client oai.Client
 	key    string
 	envVar string
 	// official is set for api.openai.com, which needs a key and wants
@@ -121,7 +125,7 @@ func New(opts Options) (*Provider, error) {
 	if opts.APIKey != "" {
 		reqOpts = append(reqOpts, option.WithAPIKey(opts.APIKey))
 	}
-	p.chat = oai.NewChatCompletionService(reqOpts...)
+	p.client = oai.Client{Options: reqOpts}
 	return p, nil
 }
 
@@ -148,11 +152,16 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 		onDelta = func(llm.Delta) {}
 	}
 	params := p.params(req)
-	stream := p.chat.NewStreaming(ctx, params)
+	// What ChatCompletionService.NewStreaming does, with the chunks
+	// decoded into streamChunk rather than oai.ChatCompletionChunk.
+	var raw *http.Response
+	err := p.client.Post(ctx, "chat/completions", params, &raw, option.WithJSONSet("stream", true))
+	stream := ssestream.NewStream[streamChunk](ssestream.NewDecoder(raw), err)
 	defer stream.Close()
 	var acc accumulator
 	for stream.Next() {
-		acc.add(stream.Current(), onDelta)
+		c := stream.Current()
+		acc.add(&c, onDelta)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("openai: generate: %w", err)
