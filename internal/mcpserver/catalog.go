@@ -38,6 +38,8 @@ type want struct {
 // sync brings every endpoint's tools in line with the agent directory and
 // the tool registry.
 func (s *Server) sync(ctx context.Context) error {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
 	entries, err := s.opts.Kernel.Agents().List(ctx)
 	if err != nil {
 		return fmt.Errorf("list agents for mcp: %w", err)

@@ -25,6 +25,7 @@ import (
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/principal"
+	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -431,4 +432,38 @@ func toolResultText(m llm.Message) string {
 		b.WriteString(r.Content)
 	}
 	return b.String()
+}
+
+// TestReplicatedToolsListReadsTheStore: an agent another replica stored
+// is in this replica's tools/list even before the notification of the
+// change arrives here. A client told list_changed by the replica that
+// knew first re-lists through whichever replica the balancer picks, and
+// nothing would make it list again.
+func TestReplicatedToolsListReadsTheStore(t *testing.T) {
+	h := newHarness(t, harnessOptions{model: llmtest.Always(llmtest.Reply{Text: "hi"}),
+		replicas: &Replicas{Keys: [][]byte{[]byte(strings.Repeat("k", 32))}}})
+	ts := h.httpServer(t)
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	m, _ := json.Marshal(manifest.Manifest{Name: "latecomer", Description: "Stored by another replica.", Provider: "fake", Model: "m1", Expose: manifest.Exposure{MCP: true}})
+	// Straight into the store, as another replica's API would: this
+	// replica's directory is not told.
+	if err := h.db.PutAgent(t.Context(), store.Agent{Name: "latecomer", Manifest: m}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, AgentToolName("latecomer")) {
+		t.Fatalf("tools/list = %v, want %s from the store", names, AgentToolName("latecomer"))
+	}
 }

@@ -112,6 +112,9 @@ type Server struct {
 	sets        []ToolSet
 	unwatchSets []func()
 	wg          sync.WaitGroup
+	// runMu serializes sync itself: the sync loop and a replicated
+	// tools/list (listFresh) may both run it.
+	runMu sync.Mutex
 }
 
 // endpoint is one SDK server with its two HTTP handlers (see the package
@@ -194,6 +197,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		},
 	})
 	s.main.srv.AddReceivingMiddleware(s.explainNoTools)
+	if opts.Replicas != nil {
+		s.main.srv.AddReceivingMiddleware(s.listFresh)
+	}
 	s.addSessionResources(s.main.srv)
 	for _, name := range opts.Config.Gateways {
 		if opts.Tools == nil {
@@ -466,3 +472,20 @@ func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
 
 func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler { return quietHandler{q.h.WithAttrs(as)} }
 func (q quietHandler) WithGroup(g string) slog.Handler       { return quietHandler{q.h.WithGroup(g)} }
+
+// listFresh brings the tool list in line with the store before a
+// replicated tools/list is answered. Another replica's change reaches
+// this one by a notification that may come after the client has heard
+// list_changed from a replica that knew first: a client re-listing
+// through this replica in that window would keep the stale list, as
+// nothing tells it to list again.
+func (s *Server) listFresh(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			if err := s.sync(ctx); err != nil {
+				s.log.Warn("mcp server: refreshing the tool list before tools/list failed; answering with the list as it is", "err", err)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
