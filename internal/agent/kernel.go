@@ -196,7 +196,6 @@ type RunResult struct {
 // Run runs one turn. A cancelled ctx ends the run with StopCancelled and a
 // nil error; the history stays valid for the next turn.
 func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	growStack()
 	runID := k.runs.start(req)
 	emit := serialise(func(e Event) {
 		k.runs.observe(runID, e)
