@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/internal/webui"
 )
 
 // fuzzTarget is one native fuzz target found in the module.
@@ -172,8 +174,9 @@ func cardPath(path string) bool {
 // whole daemon (every route registered) and checks that a request
 // without the right key is refused with 401, unless its path is health or
 // has an Agent Card's shape; and that such a request, when it succeeds,
-// gets health or a card, never anything else (a handler reached by a
-// path crafted to look public).
+// gets health, a card or a dashboard file (reads of "/" and the
+// dashboard's assets), never anything else (a handler reached by a path
+// crafted to look public).
 func FuzzAuth(f *testing.F) {
 	f.Add(uint8(0), "/api/agents", "")
 	f.Add(uint8(1), "/a2a/agents/alpha/tasks/x%2F.well-known%2Fagent-card.json", "Bearer nope")
@@ -214,7 +217,10 @@ func FuzzAuth(f *testing.F) {
 		if rec.Code == http.StatusUnauthorized {
 			return
 		}
-		public := u.Path == "/api/health" || cardPath(u.Path)
+		// The dashboard's files load without the key (its login form
+		// must), for reads only.
+		dashboard := (method == "GET" || method == "HEAD") && (u.Path == "/" || strings.HasPrefix(u.Path, webui.Prefix))
+		public := u.Path == "/api/health" || cardPath(u.Path) || dashboard
 		if !public {
 			t.Fatalf("%s %s with %q: %d without the key: %.300s", method, target, authz, rec.Code, rec.Body.String())
 		}
@@ -222,7 +228,10 @@ func FuzzAuth(f *testing.F) {
 			body := rec.Body.String()
 			isHealth := u.Path == "/api/health" && strings.Contains(body, `"status"`)
 			isCard := strings.Contains(body, `"supportedInterfaces"`) || strings.Contains(body, `"protocolVersion"`)
-			if !isHealth && !isCard {
+			// A dashboard file is one of the embedded assets, served
+			// under the dashboard's CSP: never data.
+			isUI := dashboard && rec.Header().Get("Content-Security-Policy") == webui.CSP
+			if !isHealth && !isCard && !isUI {
 				t.Fatalf("%s %s with %q: public-looking path served something else without the key: %d %.300s", method, target, authz, rec.Code, body)
 			}
 		}

@@ -302,8 +302,9 @@ func (d *Daemon) Handler() http.Handler {
 		ResourceMetadata: func(r *http.Request) string {
 			return d.baseURL(r) + oauthrs.WellKnown + resourcePath(r.URL.Path)
 		},
-		Public: func(p string) bool {
-			return slices.Contains(public, p) || webui.PublicPaths(p) || d.publicCard(p) || (d.tokens != nil && isPublicOAuth(p))
+		Public: func(r *http.Request) bool {
+			p := r.URL.Path
+			return slices.Contains(public, p) || webui.Public(r) || d.publicCard(p) || (d.tokens != nil && isPublicOAuth(p))
 		},
 		RatePerSec:    d.cfg.Limits.RatePerSec,
 		Burst:         d.cfg.Limits.Burst,

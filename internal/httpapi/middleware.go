@@ -35,9 +35,9 @@ type ProtectOptions struct {
 	// (RFC 9728) for r's path, named in 401 answers so an OAuth client
 	// knows where to get a token. Used when Tokens is set.
 	ResourceMetadata func(r *http.Request) string
-	// Public reports whether a path is served without the key (health,
-	// public agent cards).
-	Public func(path string) bool
+	// Public reports whether a request is served without the key (health,
+	// public agent cards, the dashboard's files).
+	Public func(r *http.Request) bool
 	// RatePerSec and Burst bound each client (see clientKey).
 	RatePerSec float64
 	Burst      int
@@ -81,7 +81,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 	}
 	never := func(string) bool { return false }
 	if opts.Public == nil {
-		opts.Public = never
+		opts.Public = func(*http.Request) bool { return false }
 	}
 	if opts.Unlimited == nil {
 		opts.Unlimited = never
@@ -158,7 +158,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 				return
 			}
 		}
-		if who == nil && !preflight && !opts.Public(r.URL.Path) {
+		if who == nil && !preflight && !opts.Public(r) {
 			challenge := `Bearer realm="agentd"`
 			msg := "missing or wrong API key: send Authorization: Bearer <api_key>"
 			if opts.Tokens != nil {

@@ -39,7 +39,7 @@ func do(h http.Handler, method, path, auth, body, remote string) *httptest.Respo
 }
 
 func TestAuth(t *testing.T) {
-	h := Protect(okHandler(), ProtectOptions{APIKey: "s3cret-key", Public: func(p string) bool { return p == "/api/health" }})
+	h := Protect(okHandler(), ProtectOptions{APIKey: "s3cret-key", Public: func(r *http.Request) bool { return r.URL.Path == "/api/health" }})
 	tests := []struct {
 		name, path, auth string
 		want             int

@@ -33,7 +33,8 @@ func newUIFixture(t *testing.T, keys map[string]*principal.Principal) *uiFixture
 		w.Write([]byte(principal.NameOf(principal.FromContext(r.Context()))))
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("mcp")) })
-	f.h = Protect(mux, ProtectOptions{Principals: k, UI: ui, Public: func(p string) bool {
+	f.h = Protect(mux, ProtectOptions{Principals: k, UI: ui, Public: func(r *http.Request) bool {
+		p := r.URL.Path
 		for _, pp := range PublicPaths {
 			if p == pp {
 				return true
