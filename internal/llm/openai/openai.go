@@ -35,7 +35,6 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/vendorhttp"
@@ -72,10 +71,7 @@ type Options struct {
 // Provider is an llm.Provider for OpenAI-compatible Chat Completions APIs.
 // It is safe for concurrent use.
 type Provider struct {
-	// client carries the request options only: it is built as a struct
-	// rather than with oai.NewClient, which would read OPENAI_*
-	// environment variables.
-	client oai.Client
+	chat   oai.ChatCompletionService
 	key    string
 	envVar string
 	// official is set for api.openai.com, which needs a key and wants
@@ -125,7 +121,7 @@ func New(opts Options) (*Provider, error) {
 	if opts.APIKey != "" {
 		reqOpts = append(reqOpts, option.WithAPIKey(opts.APIKey))
 	}
-	p.client = oai.Client{Options: reqOpts}
+	p.chat = oai.NewChatCompletionService(reqOpts...)
 	return p, nil
 }
 
@@ -152,16 +148,11 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 		onDelta = func(llm.Delta) {}
 	}
 	params := p.params(req)
-	// What ChatCompletionService.NewStreaming does, with the chunks
-	// decoded into streamChunk rather than oai.ChatCompletionChunk.
-	var raw *http.Response
-	err := p.client.Post(ctx, "chat/completions", params, &raw, option.WithJSONSet("stream", true))
-	stream := ssestream.NewStream[streamChunk](ssestream.NewDecoder(raw), err)
+	stream := p.chat.NewStreaming(ctx, params)
 	defer stream.Close()
 	var acc accumulator
 	for stream.Next() {
-		c := stream.Current()
-		acc.add(&c, onDelta)
+		acc.add(stream.Current(), onDelta)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("openai: generate: %w", err)

@@ -3,10 +3,11 @@ package openai
 import (
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	oai "github.com/openai/openai-go/v3"
 
 	"github.com/agentd/agentd/internal/llm"
 )
@@ -31,17 +32,16 @@ type partialCall struct {
 
 // add folds one chunk into the answer, reporting text and thinking
 // fragments to onDelta as they come.
-func (a *accumulator) add(chunk *streamChunk, onDelta func(llm.Delta)) {
-	if u := chunk.Usage; u != nil {
-		a.usage = llm.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens)}
+func (a *accumulator) add(chunk oai.ChatCompletionChunk, onDelta func(llm.Delta)) {
+	if chunk.JSON.Usage.Valid() {
+		a.usage = llm.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
 	}
-	for i := range chunk.Choices {
-		choice := &chunk.Choices[i]
+	for _, choice := range chunk.Choices {
 		if choice.Index != 0 {
 			continue
 		}
-		d := &choice.Delta
-		if t := d.reasoning(); t != "" {
+		d := choice.Delta
+		if t := reasoning(d); t != "" {
 			a.thinking.WriteString(t)
 			onDelta(llm.Delta{Kind: llm.DeltaThinking, Text: t})
 		}
@@ -54,8 +54,8 @@ func (a *accumulator) add(chunk *streamChunk, onDelta func(llm.Delta)) {
 			a.text.WriteString(d.Refusal)
 			onDelta(llm.Delta{Kind: llm.DeltaText, Text: d.Refusal})
 		}
-		for j := range d.ToolCalls {
-			a.addCall(&d.ToolCalls[j])
+		for _, frag := range d.ToolCalls {
+			a.addCall(frag)
 		}
 		if choice.FinishReason != "" {
 			a.finish = choice.FinishReason
@@ -66,7 +66,7 @@ func (a *accumulator) add(chunk *streamChunk, onDelta func(llm.Delta)) {
 // addCall folds in one tool-call fragment. Fragments are matched by index;
 // a fragment bringing a different ID at a known index starts a new call,
 // for servers that number every call 0.
-func (a *accumulator) addCall(frag *chunkToolCall) {
+func (a *accumulator) addCall(frag oai.ChatCompletionChunkChoiceDeltaToolCall) {
 	if a.byIndex == nil {
 		a.byIndex = map[int64]*partialCall{}
 	}
@@ -85,73 +85,22 @@ func (a *accumulator) addCall(frag *chunkToolCall) {
 	c.args.WriteString(frag.Function.Arguments)
 }
 
-// streamChunk is the part of a streamed chat.completion.chunk that the
-// accumulator reads. The SDK's oai.ChatCompletionChunk decodes every field
-// of every chunk through its reflective decoder (and keeps each field's raw
-// JSON for its validity metadata), which cost about three times the CPU
-// and allocations of this plain struct; a model streaming one token per
-// chunk pays that per token. The SDK still makes the request, retries it
-// and splits the event stream (ssestream.Stream decodes each event's data
-// into this type with encoding/json).
-type streamChunk struct {
-	Choices []chunkChoice `json:"choices"`
-	// Usage is nil until the last chunk, sent because of
-	// stream_options.include_usage.
-	Usage *chunkUsage `json:"usage"`
-}
-
-type chunkChoice struct {
-	Index        int64      `json:"index"`
-	Delta        chunkDelta `json:"delta"`
-	FinishReason string     `json:"finish_reason"`
-}
-
-type chunkDelta struct {
-	Content   string          `json:"content"`
-	Refusal   string          `json:"refusal"`
-	ToolCalls []chunkToolCall `json:"tool_calls"`
-	// ReasoningContent (vLLM, llama.cpp, DeepSeek) and Reasoning
-	// (Ollama, OpenRouter) are compatible servers' non-standard fields for
-	// reasoning text.
-	ReasoningContent string `json:"reasoning_content"`
-	Reasoning        string `json:"reasoning"`
-}
-
-type chunkToolCall struct {
-	Index    int64  `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type chunkUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-}
-
-// UnmarshalJSON decodes a chunk as leniently as the SDK's decoder: a field
-// of an unexpected type (a compatible server's "reasoning" object, say)
-// is left empty instead of failing the whole answer. encoding/json skips
-// such a field, decodes the rest and reports the first one, which is
-// dropped here; malformed JSON is still an error.
-func (c *streamChunk) UnmarshalJSON(data []byte) error {
-	type plain streamChunk // without this method
-	err := json.Unmarshal(data, (*plain)(c))
-	if _, mistyped := errors.AsType[*json.UnmarshalTypeError](err); mistyped {
-		return nil
+// reasoning returns the reasoning text of a delta from compatible servers'
+// extra fields: reasoning_content (vLLM, llama.cpp, DeepSeek) or reasoning
+// (Ollama, OpenRouter). Servers sending both send the same text, so only
+// one is taken.
+func reasoning(d oai.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[key]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
 	}
-	return err
-}
-
-// reasoning returns the delta's reasoning text. Servers sending both
-// fields send the same text, so only one is taken.
-func (d *chunkDelta) reasoning() string {
-	if d.ReasoningContent != "" {
-		return d.ReasoningContent
-	}
-	return d.Reasoning
+	return ""
 }
 
 // response returns the assembled answer. A stream that ended without a
