@@ -23,7 +23,7 @@
 // Retries on 408, 409, 429 and 5xx are the SDK's (default 3 retries,
 // exponential backoff from 0.5 s, Retry-After and Retry-After-Ms honoured up
 // to 2 minutes, cancelled with ctx). The SDK reads no environment variables
-// here: the adapter builds its client from Options alone.
+// here: the adapter builds its service from Options alone.
 package openai
 
 import (
