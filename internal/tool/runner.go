@@ -217,6 +217,9 @@ type Outcome struct {
 	// unknown marks a call of a tool that does not exist: its name came
 	// from the model and must not become a metric label.
 	unknown bool
+	// digest is Digest of the call, once the loop guard has made it; the
+	// audit record reuses it.
+	digest string
 }
 
 // outcome classifies a finished call for the audit log and metrics: ok,
@@ -348,6 +351,11 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 		s.mu.Unlock()
 	}
 	out := Outcome{Decision: decision, Untrusted: untrusted, Structured: res.Structured}
+	if len(args) == len(call.Arguments) {
+		// The audit digests the arguments as the call gave them; args
+		// differs only when they were empty.
+		out.digest = digest
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		out.Result = llm.ToolResult{Content: "cancelled", IsError: true}
@@ -409,9 +417,13 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	if out.Result.IsError {
 		detail = firstLine(out.Result.Content, 200)
 	}
+	digest := out.digest
+	if digest == "" {
+		digest = Digest(call.Name, call.Arguments)
+	}
 	rec := store.AuditRecord{
 		Time: time.Now().UTC(), Agent: s.p.Agent, SessionID: s.p.SessionID, Tool: call.Name,
-		ArgsDigest: Digest(call.Name, call.Arguments), Decision: out.Decision, Outcome: outcome,
+		ArgsDigest: digest, Decision: out.Decision, Outcome: outcome,
 		Detail: detail, Untrusted: out.Untrusted, Duration: out.Duration, Principal: principal.NameOf(s.p.Principal),
 	}
 	// The audit write must happen even when the run was cancelled.
