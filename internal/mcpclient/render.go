@@ -285,3 +285,35 @@ func scalarText(tok any, indent string) string {
 	}
 	return fmt.Sprint(tok)
 }
+
+// rawIsError reports whether a result kept undecoded says isError.
+func rawIsError(raw json.RawMessage) bool {
+	var head struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(raw, &head) == nil && head.IsError
+}
+
+// mayAskInput reports whether an undecoded result may ask for input
+// (inputRequests, requestState, resultType): such a result is decoded.
+// The names may also be text inside the result; decoding it then costs
+// time, not correctness.
+func mayAskInput(raw json.RawMessage) bool {
+	return bytes.Contains(raw, []byte(`"inputRequests"`)) || bytes.Contains(raw, []byte(`"requestState"`)) ||
+		bytes.Contains(raw, []byte(`"resultType"`))
+}
+
+// renderRaw is what the pipeline sees of a result kept undecoded for a
+// gateway (Exchange.Raw): whether it is an error, and then its text for
+// the audit log. A successful result's text is left out, since nothing
+// reads it: the gateway serves the raw result.
+func renderRaw(res *mcp.CallToolResult) tool.Result {
+	if !res.IsError {
+		return tool.Result{}
+	}
+	var full mcp.CallToolResult
+	if json.Unmarshal(res.Raw(), &full) != nil {
+		return tool.Result{IsError: true}
+	}
+	return renderResult(&full)
+}

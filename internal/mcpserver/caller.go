@@ -37,6 +37,12 @@ func gatewayCaller(r *mcp.CallToolRequest) *mcpclient.Caller {
 	if r.Params != nil {
 		answers, state = r.Params.InputResponses, r.Params.RequestState
 	}
+	if r.Session == nil && r.ProtocolVersion() >= statelessVersion {
+		// A stateless call on the fast path (fastcall.go): no session of
+		// the SDK's, and none needed, since the server sends no requests
+		// of its own under 2026-07-28.
+		return &mcpclient.Caller{Capabilities: r.ClientCapabilities(), PassInput: true, InputResponses: answers, RequestState: state}
+	}
 	return newCaller(r.Session, r.ClientCapabilities(), answers, state)
 }
 

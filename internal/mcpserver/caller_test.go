@@ -44,6 +44,17 @@ func askingServer(t *testing.T, stateless bool) string {
 		}
 		return textResult("model said " + res.Content.(*mcp.TextContent).Text), nil, nil
 	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return textResult("roots " + strings.Join(uris, " ")), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "log"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Data: "upstream says hello"})
 		return textResult("logged"), nil, nil
@@ -122,6 +133,7 @@ func connectDownstream(t *testing.T, url, era string, offer bool) *downstreamCli
 		}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "downstream", Version: "1"}, opts)
+	c.AddRoots(&mcp.Root{URI: "file:///downstream", Name: "workspace"})
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +204,11 @@ func TestGatewayRelaysToCaller(t *testing.T) {
 		{"session asks a session", "legacy", oldEra, true, "ask", "accept ann", false},
 		{"session samples a session", "legacy", oldEra, true, "sample", "model said hello", false},
 		{"session asks a client that offers nothing", "legacy", oldEra, false, "ask", "elicitation/create is not supported by the calling client: the calling client does not offer it", true},
+		// A client that takes neither sampling nor elicitation is served
+		// on the fast path (fastsession.go), which asks on the call's
+		// own response stream.
+		{"session lists a session's roots", "legacy", oldEra, false, "roots", "roots file:///downstream", false},
+		{"session lists the roots of a session that offers more", "legacy", oldEra, true, "roots", "roots file:///downstream", false},
 		// The gateway parks the call and asks in a result (mcpclient's
 		// parked calls); the go-sdk client answers and calls again.
 		{"session asks a 2026-07-28 client in results", "legacy", newEra, true, "ask", "accept ann", false},

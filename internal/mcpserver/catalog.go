@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentd/agentd/internal/principal"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/mcpclient"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -33,6 +34,12 @@ type want struct {
 	// allowed reports whether a principal may use the tool: run the agent
 	// behind it, or call the registry tool it serves.
 	allowed func(p *principal.Principal) bool
+	// fast lets stateless calls of the tool take the fast path (see
+	// fastcall.go): its handler needs no session of the SDK's.
+	fast bool
+	// relayed, when set, is the handler with the caller given, which
+	// lets calls of a session take the fast path too.
+	relayed func(context.Context, *mcp.CallToolRequest, *mcpclient.Caller) (*mcp.CallToolResult, error)
 }
 
 // sync brings every endpoint's tools in line with the agent directory and
@@ -113,14 +120,21 @@ func (e *endpoint) apply(s *Server, ws []want) {
 				gone = append(gone, w.name)
 				delete(e.served, w.name)
 			}
+			delete(e.fast, w.name)
 			continue
 		}
 		e.served[w.name] = w.fp
+		if w.fast {
+			e.fast[w.name] = fastTool{h: h, relayed: w.relayed, paramHeaders: paramHeaders(t)}
+		} else {
+			delete(e.fast, w.name)
+		}
 	}
 	for n := range e.served {
 		if !keep[n] {
 			gone = append(gone, n)
 			delete(e.served, n)
+			delete(e.fast, n)
 		}
 	}
 	for n := range e.allowed {
@@ -184,6 +198,7 @@ func (s *Server) registryWant(sp tool.Spec) want {
 		name:    sp.Name,
 		allowed: func(p *principal.Principal) bool { return p.MayCallTool(sp.Name) },
 		fp:      specFingerprint("tool", sp),
+		fast:    true,
 		build: func() (*mcp.Tool, mcp.ToolHandler) {
 			return specTool(sp.Name, sp), s.registryHandler(sp.Name)
 		},
@@ -195,9 +210,11 @@ func (s *Server) gatewayWant(gw, name string, sp tool.Spec) want {
 		name:    name,
 		allowed: func(p *principal.Principal) bool { return p.MayCallTool(sp.Name) },
 		fp:      specFingerprint("gateway\x00"+sp.Name, sp),
+		fast:    true,
 		build: func() (*mcp.Tool, mcp.ToolHandler) {
 			return specTool(name, sp), s.gatewayHandler(gw, sp.Name)
 		},
+		relayed: s.gatewayCall(gw, sp.Name),
 	}
 }
 

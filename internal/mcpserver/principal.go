@@ -26,7 +26,7 @@ func bindPrincipal(h http.Handler) http.Handler {
 		if p == nil {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalKey: p}}, nil
+		return principalToken(p), nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := principal.FromContext(r.Context()); p != nil && p != principal.Local && r.Header.Get("Authorization") != "" {

@@ -88,6 +88,10 @@ type Options struct {
 // their tool lists in step with the agent directory and the tool registry,
 // so connected clients get notifications/tools/list_changed.
 type Server struct {
+	// sdkOnly turns the stateless fast path off (fastcall.go), for tests
+	// that compare its answers with the SDK's.
+	sdkOnly atomic.Bool
+
 	opts     Options
 	log      *slog.Logger
 	main     *endpoint
@@ -122,6 +126,7 @@ type Server struct {
 type endpoint struct {
 	name string // "" for the main endpoint, else the gateway's server
 	srv  *mcp.Server
+	impl *mcp.Implementation // srv's
 	// stateful serves initialize-based sessions: the SDK's handler, or
 	// with Options.Replicas a sessionTable.
 	stateful  http.Handler
@@ -137,6 +142,16 @@ type endpoint struct {
 	mu      sync.Mutex
 	served  map[string]string                          // tool name → fingerprint
 	allowed map[string]func(*principal.Principal) bool // tool name → who may use it
+	fast    map[string]fastTool                        // tool name → its stateless fast path
+
+	// fastSessions is the state of the session fast path
+	// (fastsession.go).
+	fastSessions fastSessions
+
+	// fastChain serves a tools/call on the fast path: the handler of
+	// the tool it names, inside the middleware the SDK's path runs for
+	// a call (callSet tracking, observation).
+	fastChain mcp.MethodHandler
 }
 
 // mayUse reports whether p may use the endpoint's tool name (listed, or
@@ -232,6 +247,7 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 	e := &endpoint{
 		name:    name,
 		srv:     srv,
+		impl:    impl,
 		allowed: map[string]func(*principal.Principal) bool{},
 		stateful: mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 			SessionTimeout:      s.opts.SessionTimeout,
@@ -245,6 +261,7 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 			Logger:                       so.Logger,
 		}),
 		served: map[string]string{},
+		fast:   map[string]fastTool{},
 	}
 	srv.AddReceivingMiddleware(s.filterTools(e.mayUse))
 	if s.opts.Replicas != nil {
@@ -255,8 +272,10 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 		}
 		e.stateful = table
 	}
+	e.fastChain = s.calls.track(e.callFast)
 	if s.obs != nil {
 		srv.AddReceivingMiddleware(s.observe(e))
+		e.fastChain = s.observe(e)(e.fastChain)
 	}
 	e.bound = map[http.Handler]http.Handler{e.stateful: bindPrincipal(e.stateful), e.stateless: bindPrincipal(e.stateless)}
 	return e

@@ -87,9 +87,19 @@ func outcomeResult(out tool.Outcome) *mcp.CallToolResult {
 // stay JSON-RPC errors, and nothing is truncated or wrapped as untrusted
 // data, since the caller is not one of agentd's models.
 func (s *Server) gatewayHandler(gw, regName string) mcp.ToolHandler {
+	call := s.gatewayCall(gw, regName)
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return call(ctx, req, gatewayCaller(req))
+	}
+}
+
+// gatewayCall is gatewayHandler with the caller (the client the upstream
+// may ask for input) given: the fast path (fastcall.go) relays the
+// upstream's requests itself.
+func (s *Server) gatewayCall(gw, regName string) func(context.Context, *mcp.CallToolRequest, *mcpclient.Caller) (*mcp.CallToolResult, error) {
 	rules := s.clientRules()
 	agentName := "gateway:" + gw
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest, caller *mcpclient.Caller) (*mcp.CallToolResult, error) {
 		t, ok := s.opts.Tools.Lookup(regName)
 		if !ok {
 			return toolError("the upstream server "+gw+" is not connected", nil), nil
@@ -98,7 +108,7 @@ func (s *Server) gatewayHandler(gw, regName string) mcp.ToolHandler {
 		if refused != nil {
 			return refused, nil
 		}
-		capt := &capture{Tool: t, ex: &mcpclient.Exchange{Caller: gatewayCaller(req)}}
+		capt := &capture{Tool: t, ex: &mcpclient.Exchange{Caller: caller, Raw: true}}
 		scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
 			Principal: who,
 			Agent:     agentName, SessionID: sessionID(req.Session), Workspace: s.opts.Workspace,
@@ -137,6 +147,9 @@ func (c *capture) Call(ctx context.Context, call *tool.Call) (tool.Result, error
 	rec := &c.ex.Record
 	switch {
 	case err != nil:
+	case rec.Raw != nil:
+		// Passed on as the upstream sent it, undecoded.
+		c.res = mcp.RawCallToolResult(rec.Raw, r.IsError)
 	case rec.Result != nil:
 		c.res = rec.Result
 	case rec.RPCError != nil:

@@ -327,6 +327,10 @@ type CallToolResult struct {
 	// Its only use is in server sending middleware, where it can be accessed
 	// with getError.
 	err error
+	// raw, when set, is the result's JSON as another server sent it (see
+	// RawCallToolResult, callraw.go); it is marshaled instead of the
+	// fields. (agentd patch)
+	raw json.RawMessage
 }
 
 // SetError sets the error for the tool result and sets IsError to true.
@@ -370,6 +374,9 @@ func (r *CallToolResult) hasContent() bool {
 func (r *CallToolResult) NeedsInput() bool { return r.resultType == resultTypeInputRequired }
 
 func (x *CallToolResult) MarshalJSON() ([]byte, error) {
+	if x.raw != nil {
+		return x.marshalRaw()
+	}
 	type res CallToolResult // avoid recursion
 	type wire struct {
 		res

@@ -1,0 +1,234 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/mcpclient"
+	"github.com/agentd/agentd/internal/principal"
+	"github.com/agentd/agentd/internal/telemetry"
+)
+
+// The stateless fast path.
+//
+// A 2026-07-28 request stands alone: it carries the client's capabilities
+// in its _meta and has no session. The SDK still serves each one by
+// building a server session around it (a connection, its goroutines, a
+// logical stream), which costs more than a gateway call's whole pipeline.
+// A tools/call of a registry or gateway tool needs none of it: its answer
+// is one JSON-RPC response, and the upstream's result goes back as it came
+// (see mcp.RawCallToolResult). So the MCP edge serves such a call itself,
+// through the same tool handler and the same middleware (callSet
+// tracking, observation) as the SDK's path, and answers application/json,
+// which every client of the transport accepts.
+//
+// Only a call the SDK would serve without complaint takes this path; any
+// other (a progress token or a log level, whose messages need a stream; a
+// header or _meta the SDK would refuse; a tool it does not serve) goes to
+// the SDK, which answers it as before, errors included.
+
+// fastTool is a tool of an endpoint whose stateless calls may take the
+// fast path.
+type fastTool struct {
+	h mcp.ToolHandler
+	// relayed is h with the caller given; set for gateway tools, whose
+	// calls of a session may take the fast path too (fastsession.go).
+	relayed func(context.Context, *mcp.CallToolRequest, *mcpclient.Caller) (*mcp.CallToolResult, error)
+	// paramHeaders: the tool's schema binds arguments to Mcp-Param-*
+	// headers, which the SDK checks; its calls take the SDK's path.
+	paramHeaders bool
+}
+
+// paramHeaders reports whether t's input schema carries an x-mcp-header
+// annotation.
+func paramHeaders(t *mcp.Tool) bool {
+	b, err := json.Marshal(t.InputSchema)
+	return err != nil || bytes.Contains(b, []byte(`"x-mcp-header"`))
+}
+
+// fastEnvelope is a JSON-RPC request as the fast path reads it.
+type fastEnvelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// fastCall serves body, a stateless tools/call of endpoint e, when it can;
+// it reports false, having written nothing, when the SDK must.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, body []byte) bool {
+	h := r.Header
+	if h.Get(headerProtocolVersion) != statelessVersion || h.Get("Mcp-Method") != "tools/call" ||
+		!jsonContent(h.Get("Content-Type")) || len(h.Values("Last-Event-ID")) > 0 || !sdkHostAllowed(r) {
+		return false
+	}
+	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
+		return false
+	}
+	var env fastEnvelope
+	if json.Unmarshal(body, &env) != nil || env.JSONRPC != "2.0" || env.Method != "tools/call" ||
+		!scalarID(env.ID) || len(env.Params) == 0 || env.Params[0] != '{' {
+		return false
+	}
+	var p mcp.CallToolParamsRaw
+	if json.Unmarshal(env.Params, &p) != nil || p.Name == "" || h.Get("Mcp-Name") != p.Name || !fastMeta(p.Meta) {
+		return false
+	}
+	e.mu.Lock()
+	ft, ok := e.fast[p.Name]
+	e.mu.Unlock()
+	if !ok || ft.paramHeaders {
+		return false
+	}
+	tok := tokenInfo(r)
+	// Handlers find the request's span in the headers, as on the SDK's
+	// path (see httpHandler).
+	telemetry.Inject(r.Context(), h)
+	req := &mcp.CallToolRequest{Params: &p, Extra: &mcp.RequestExtra{TokenInfo: tok, Header: h}}
+	res, err := e.fastChain(r.Context(), "tools/call", req)
+	var out []byte
+	if err == nil {
+		ctr, _ := res.(*mcp.CallToolResult)
+		if ctr == nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no result"}
+		} else {
+			out, err = mcp.MarshalCallToolResult(ctr, statelessVersion, e.impl)
+		}
+	}
+	if err != nil {
+		we := toWire(err)
+		b, _ := json.Marshal(wireResponse{"2.0", env.ID, we})
+		writeJSON(w, errorStatus(we.Code), b)
+		return true
+	}
+	writeJSON(w, http.StatusOK, resultResponse(env.ID, out))
+	return true
+}
+
+// callFast is the handler at the core of endpoint e's fastChain.
+func (e *endpoint) callFast(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	var r *mcp.CallToolRequest
+	switch q := req.(type) {
+	case *mcp.CallToolRequest:
+		r = q
+	case *fastRequest:
+		r = q.CallToolRequest
+	default:
+		return nil, fmt.Errorf("tools/call: unexpected request %T", req)
+	}
+	e.mu.Lock()
+	ft, ok := e.fast[r.Params.Name]
+	e.mu.Unlock()
+	if !ok {
+		// Removed since fastCall looked: the SDK's answer.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconvQuote(r.Params.Name)}
+	}
+	if fr, ok := req.(*fastRequest); ok && ft.relayed != nil {
+		return ft.relayed(ctx, r, fr.caller)
+	}
+	return ft.h(ctx, r)
+}
+
+// fastRequest is a call of a session on the fast path: the request, and
+// the caller that relays the upstream's requests on the call's own
+// response (fastsession.go).
+type fastRequest struct {
+	*mcp.CallToolRequest
+	caller *mcpclient.Caller
+}
+
+// fastMeta reports whether a stateless request's _meta is one the SDK
+// takes as it is and that needs no stream: the protocol version of the
+// header, capabilities and client info as objects, no progress token and
+// no log level (whose messages would need an event stream).
+func fastMeta(m mcp.Meta) bool {
+	if v, _ := m[mcp.MetaKeyProtocolVersion].(string); v != statelessVersion {
+		return false
+	}
+	if _, ok := m[mcp.MetaKeyClientCapabilities].(map[string]any); !ok {
+		return false
+	}
+	if v, present := m[mcp.MetaKeyClientInfo]; present {
+		if _, ok := v.(map[string]any); !ok {
+			return false
+		}
+	}
+	if _, present := m[mcp.MetaKeyLogLevel]; present {
+		return false
+	}
+	_, progress := m["progressToken"]
+	return !progress
+}
+
+// jsonContent reports whether a Content-Type is application/json, as the
+// SDK reads it.
+func jsonContent(v string) bool {
+	if !strings.Contains(v, ";") {
+		return strings.EqualFold(strings.TrimSpace(v), "application/json")
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	return err == nil && mt == "application/json"
+}
+
+// scalarID reports whether id is a JSON-RPC request id: a string or a
+// number.
+func scalarID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+// tokenInfo is what bindPrincipal hands the SDK for r: the token info of
+// a non-local principal that presented a key, nil otherwise.
+func tokenInfo(r *http.Request) *auth.TokenInfo {
+	p := principal.FromContext(r.Context())
+	if p == nil || p == principal.Local || r.Header.Get("Authorization") == "" {
+		return nil
+	}
+	return principalToken(p)
+}
+
+// principalToken is the token info that carries p to the handlers.
+func principalToken(p *principal.Principal) *auth.TokenInfo {
+	return &auth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalKey: p}}
+}
+
+// toWire is the JSON-RPC error the SDK answers for a handler's err.
+func toWire(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we == err {
+		return we
+	}
+	out := &jsonrpc.Error{Message: err.Error()}
+	if we != nil {
+		out.Code = we.Code
+	}
+	return out
+}
+
+// errorStatus is the HTTP status of a 2026-07-28 error response, as the
+// SDK maps it (SEP-2575).
+func errorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}

@@ -1,0 +1,219 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/mcpclient"
+	"github.com/agentd/agentd/internal/tool"
+)
+
+// TestFastPathMatchesSDK sends the same stateless requests to the fast
+// path and to the SDK's path (fastcall.go) and requires the same answer:
+// HTTP status and JSON-RPC response. It also requires that the calls the
+// fast path should take do take it (an application/json answer; the SDK
+// streams) and that the others do not.
+func TestFastPathMatchesSDK(t *testing.T) {
+	ts, _ := upstreamServer(t)
+	m := mcpclient.NewManager(mcpclient.Options{})
+	t.Cleanup(func() { m.Close() })
+	h := newHarness(t, harnessOptions{
+		cfg:       config.MCPServe{Gateways: []string{"up"}, ExposeTools: true},
+		tools:     []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}, echoTool{}},
+		upstreams: m,
+	})
+	h.tools.AddSource(m)
+	m.OnToolsChanged(h.tools.Changed)
+	m.Start(context.Background(), []config.MCPServer{{
+		Name: "up", AllowPrivate: true,
+		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
+	}})
+	srv := h.httpServer(t)
+	gw := httpClient(t, srv.URL+"/mcp/gateway/up", nil)
+	waitFor(t, func() bool { return slices.Contains(toolNames(t, gw), "say-hi") })
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+	call := func(id, name, args string, extra ...string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + meta + strings.Join(extra, "") + `}}`
+	}
+	for _, c := range []struct {
+		name, path, tool, body string
+		fast                   bool
+	}{
+		{"content blocks", "/mcp/gateway/up", "say-hi", call(`1`, "say-hi", `{"who":"bob"}`), true},
+		{"tool error", "/mcp/gateway/up", "fail", call(`"two"`, "fail", `{}`), true},
+		{"upstream JSON-RPC error", "/mcp/gateway/up", "reject", call(`3`, "reject", `{}`), true},
+		{"tool of another source", "/mcp/gateway/up", "plain", call(`4`, "plain", `{}`), true},
+		{"registry tool", "/mcp", "echo", call(`5`, "echo", `{"text":"hello"}`), true},
+		{"registry tool, arguments not an object", "/mcp", "echo", call(`6`, "echo", `"text"`), true},
+		{"unknown tool", "/mcp/gateway/up", "nope", call(`7`, "nope", `{}`), false},
+		{"progress token", "/mcp/gateway/up", "say-hi", strings.Replace(call(`8`, "say-hi", `{"who":"al"}`), `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1), false},
+		{"log level", "/mcp/gateway/up", "say-hi", strings.Replace(call(`9`, "say-hi", `{"who":"al"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1), false},
+		{"no capabilities", "/mcp", "echo", strings.Replace(call(`10`, "echo", `{"text":"x"}`), `"io.modelcontextprotocol/clientCapabilities":{},`, ``, 1), false},
+		{"header version differs from _meta", "/mcp", "echo", strings.Replace(call(`11`, "echo", `{"text":"x"}`), `protocolVersion":"2026-07-28"`, `protocolVersion":"2025-11-25"`, 1), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h.srv.sdkOnly.Store(false)
+			fastStatus, fastCT, fastMsg := postStateless(t, srv.URL+c.path, c.tool, c.body)
+			h.srv.sdkOnly.Store(true)
+			sdkStatus, sdkCT, sdkMsg := postStateless(t, srv.URL+c.path, c.tool, c.body)
+			h.srv.sdkOnly.Store(false)
+			if took := fastCT == "application/json" && sdkCT != "application/json"; took != c.fast && fastStatus == http.StatusOK {
+				t.Errorf("fast path taken: %v (content types %q and %q), want %v", took, fastCT, sdkCT, c.fast)
+			}
+			if fastStatus != sdkStatus {
+				t.Errorf("status %d, the SDK's %d", fastStatus, sdkStatus)
+			}
+			if !reflect.DeepEqual(fastMsg, sdkMsg) {
+				t.Errorf("answer\n %v\nthe SDK's\n %v", fastMsg, sdkMsg)
+			}
+		})
+	}
+}
+
+// postStateless POSTs a 2026-07-28 request and returns the status, the
+// content type and the JSON-RPC message answered, from a JSON body or
+// the stream's last message event.
+func postStateless(t *testing.T, url, toolName, body string) (int, string, any) {
+	t.Helper()
+	return post(t, url, body, map[string]string{headerProtocolVersion: statelessVersion, "Mcp-Method": "tools/call", "Mcp-Name": toolName})
+}
+
+// post POSTs body with headers and returns the status, the content type
+// and the JSON-RPC message answered, from a JSON body or the stream's
+// last message event.
+func post(t *testing.T, url, body string, headers map[string]string) (int, string, any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	data := raw
+	if ct == "text/event-stream" {
+		data = nil
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				data = []byte(d)
+			}
+		}
+	}
+	var msg any
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return resp.StatusCode, ct, string(raw)
+	}
+	return resp.StatusCode, ct, msg
+}
+
+// TestSessionFastPathMatchesSDK is TestFastPathMatchesSDK for the calls
+// of a 2025-11-25 session at a gateway (fastsession.go).
+func TestSessionFastPathMatchesSDK(t *testing.T) {
+	ts, _ := upstreamServer(t)
+	m := mcpclient.NewManager(mcpclient.Options{})
+	t.Cleanup(func() { m.Close() })
+	h := newHarness(t, harnessOptions{
+		cfg:       config.MCPServe{Gateways: []string{"up"}},
+		tools:     []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}},
+		upstreams: m,
+	})
+	h.tools.AddSource(m)
+	m.OnToolsChanged(h.tools.Changed)
+	m.Start(context.Background(), []config.MCPServer{{
+		Name: "up", AllowPrivate: true,
+		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
+	}})
+	srv := h.httpServer(t)
+	url := srv.URL + "/mcp/gateway/up"
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	waitFor(t, func() bool { return slices.Contains(toolNames(t, cs), "say-hi") })
+	sid := cs.ID()
+	n := 100
+	call := func(name, args string, extra ...string) func() string {
+		return func() string {
+			n++
+			return `{"jsonrpc":"2.0","id":` + strconv.Itoa(n) + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + strings.Join(extra, "") + `}}`
+		}
+	}
+	for _, c := range []struct {
+		name string
+		body func() string
+		sid  string
+		fast bool
+		host string // the Host header, when not the listener's
+	}{
+		{"content blocks", call("say-hi", `{"who":"bob"}`), sid, true, ""},
+		{"tool error", call("fail", `{}`), sid, true, ""},
+		{"upstream JSON-RPC error", call("reject", `{}`), sid, true, ""},
+		{"tool of another source", call("plain", `{}`), sid, true, ""},
+		{"unknown tool", call("nope", `{}`), sid, false, ""},
+		{"progress token", call("say-hi", `{"who":"al"}`, `,"_meta":{"progressToken":"p1"}`), sid, false, ""},
+		{"unknown session", call("say-hi", `{"who":"al"}`), "no-such-session", false, ""},
+		{"DNS rebinding", call("say-hi", `{"who":"al"}`), sid, false, "rebound.example"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := c.body()
+			h.srv.sdkOnly.Store(false)
+			fastStatus, fastCT, fastMsg := postSession(t, url, c.sid, c.host, body)
+			h.srv.sdkOnly.Store(true)
+			sdkStatus, sdkCT, sdkMsg := postSession(t, url, c.sid, c.host, strings.Replace(body, `"id":`, `"id":1000`, 1))
+			h.srv.sdkOnly.Store(false)
+			if took := fastCT == "application/json" && sdkCT != "application/json"; took != c.fast && fastStatus == http.StatusOK {
+				t.Errorf("fast path taken: %v (content types %q and %q), want %v", took, fastCT, sdkCT, c.fast)
+			}
+			if fastStatus != sdkStatus {
+				t.Errorf("status %d, the SDK's %d", fastStatus, sdkStatus)
+			}
+			if m, ok := sdkMsg.(map[string]any); ok {
+				m["id"] = fastMsg.(map[string]any)["id"] // the two calls' ids differ
+			}
+			if !reflect.DeepEqual(fastMsg, sdkMsg) {
+				t.Errorf("answer\n %v\nthe SDK's\n %v", fastMsg, sdkMsg)
+			}
+		})
+	}
+}
+
+// postSession POSTs a request of session sid, as postStateless does.
+func postSession(t *testing.T, url, sid, host, body string) (int, string, any) {
+	t.Helper()
+	h := map[string]string{headerSessionID: sid, headerProtocolVersion: "2025-11-25"}
+	if host != "" {
+		h["Host"] = host
+	}
+	return post(t, url, body, h)
+}
