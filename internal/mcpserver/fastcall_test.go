@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -216,4 +219,54 @@ func postSession(t *testing.T, url, sid, host, body string) (int, string, any) {
 		h["Host"] = host
 	}
 	return post(t, url, body, h)
+}
+
+// TestSessionFastPathCancels: a client that gives up on a gateway call of
+// its session (notifications/cancelled, its POST dropped) cancels the
+// upstream's call.
+func TestSessionFastPathCancels(t *testing.T) {
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			close(started)
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(ts.Close)
+	m := mcpclient.NewManager(mcpclient.Options{})
+	t.Cleanup(func() { m.Close() })
+	h := newHarness(t, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m})
+	h.tools.AddSource(m)
+	m.OnToolsChanged(h.tools.Changed)
+	m.Start(context.Background(), []config.MCPServer{{
+		Name: "up", AllowPrivate: true,
+		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
+	}})
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.httpServer(t).URL + "/mcp/gateway/up"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	waitFor(t, func() bool { return slices.Contains(toolNames(t, cs), "block") })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "block", Arguments: map[string]any{}})
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("call: %v, want cancelled", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's call was not cancelled")
+	}
 }

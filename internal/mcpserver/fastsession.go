@@ -46,7 +46,7 @@ type fastSessions struct {
 	next atomic.Uint64
 
 	mu      sync.Mutex
-	calls   map[flightKey]context.CancelFunc // calls in flight, for notifications/cancelled
+	calls   map[flightKey]*fastFlight        // calls in flight, for notifications/cancelled
 	answers map[string]fastAnswer            // questions asked, by id
 	logging map[string]mcp.LoggingLevel      // the log level sessions set
 }
@@ -54,6 +54,14 @@ type fastSessions struct {
 type fastAnswer struct {
 	session string
 	ch      chan []byte
+}
+
+// fastFlight is a call in flight on the session fast path.
+type fastFlight struct {
+	cancel context.CancelFunc
+	// cancelled: the client cancelled it (notifications/cancelled), so
+	// its response is not sent (see answerFilter).
+	cancelled bool
 }
 
 // start registers a call; false when its id is already in flight.
@@ -64,25 +72,33 @@ func (f *fastSessions) start(k flightKey, cancel context.CancelFunc) bool {
 		return false
 	}
 	if f.calls == nil {
-		f.calls = map[flightKey]context.CancelFunc{}
+		f.calls = map[flightKey]*fastFlight{}
 	}
-	f.calls[k] = cancel
+	f.calls[k] = &fastFlight{cancel: cancel}
 	return true
 }
 
-func (f *fastSessions) finish(k flightKey) {
+// finish unregisters a call and reports whether its client cancelled it.
+func (f *fastSessions) finish(k flightKey) (cancelled bool) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl := f.calls[k]; fl != nil {
+		cancelled = fl.cancelled
+	}
 	delete(f.calls, k)
-	f.mu.Unlock()
+	return cancelled
 }
 
 // cancelled cancels the call k names, if it is on the fast path.
 func (f *fastSessions) cancelled(k flightKey) {
 	f.mu.Lock()
-	cancel := f.calls[k]
+	fl := f.calls[k]
+	if fl != nil {
+		fl.cancelled = true
+	}
 	f.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if fl != nil {
+		fl.cancel()
 	}
 }
 
@@ -237,8 +253,6 @@ func (s *Server) fastSession(w http.ResponseWriter, r *http.Request, e *endpoint
 		writeJSON(w, http.StatusBadRequest, b)
 		return true
 	}
-	defer e.fastSessions.finish(key)
-
 	st := &fastStream{w: w, f: &e.fastSessions, session: sid}
 	caller := &mcpclient.Caller{Capabilities: caps}
 	if caps != nil && caps.RootsV2 != nil {
@@ -257,6 +271,12 @@ func (s *Server) fastSession(w http.ResponseWriter, r *http.Request, e *endpoint
 		caller:          caller,
 	}
 	res, err := e.fastChain(ctx, "tools/call", req)
+	if e.fastSessions.finish(key) {
+		// Cancelled by the client: the stream ends without the
+		// response, as on the SDK's path.
+		st.end()
+		return true
+	}
 	var out []byte
 	if err == nil {
 		if ctr, _ := res.(*mcp.CallToolResult); ctr == nil {
@@ -321,6 +341,18 @@ func (st *fastStream) eventLocked(msg []byte) error {
 		return err
 	}
 	return http.NewResponseController(st.w).Flush()
+}
+
+// end ends the response without the call's: an empty event stream.
+func (st *fastStream) end() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.sse {
+		st.w.Header().Set("Content-Type", "text/event-stream")
+		st.w.Header().Set("Cache-Control", "no-cache, no-transform")
+		st.w.WriteHeader(http.StatusOK)
+		st.sse = true
+	}
 }
 
 // finish writes the call's response.
