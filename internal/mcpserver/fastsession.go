@@ -46,9 +46,9 @@ type fastSessions struct {
 	next atomic.Uint64
 
 	mu      sync.Mutex
-	calls   map[flightKey]*fastFlight        // calls in flight, for notifications/cancelled
-	answers map[string]fastAnswer            // questions asked, by id
-	logging map[string]mcp.LoggingLevel      // the log level sessions set
+	calls   map[flightKey]*fastFlight   // calls in flight, for notifications/cancelled
+	answers map[string]fastAnswer       // questions asked, by id
+	logging map[string]mcp.LoggingLevel // the log level sessions set
 }
 
 type fastAnswer struct {
