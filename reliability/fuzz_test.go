@@ -76,8 +76,8 @@ var fuzzRequirements = []fuzzRequirement{
 	{"config loading (config.toml, seed blocks)", "internal/config", []string{"internal/config FuzzLoad"}},
 	{"config ${NAME} references in headers", "internal/config", []string{"internal/config FuzzExpandRefs"}},
 	{"config key locations (file:line errors)", "internal/config", []string{"internal/config FuzzLocateKeys"}},
-	{"stdio framing detection (newline / Content-Length)", "internal/mcpserver", []string{"internal/mcpserver FuzzFraming"}},
-	{"seed-legacy MCP: Content-Length frames and JSON-RPC ids", "internal/mcpserver", []string{"internal/mcpserver FuzzFraming", "internal/mcpserver FuzzScanID"}},
+	{"stdio framing detection (newline / Content-Length)", "internal/jsonrpcwire", []string{"internal/jsonrpcwire FuzzReader"}},
+	{"seed-legacy MCP: Content-Length frames and JSON-RPC ids", "internal/jsonrpcwire", []string{"internal/jsonrpcwire FuzzReader", "internal/jsonrpcwire FuzzScan"}},
 	{"seed-legacy A2A (tasks/send params)", "internal/a2aedge", []string{"internal/a2aedge FuzzLegacyParams"}},
 	{"A2A Agent Card parsing (1.0, 0.3, legacy)", "internal/a2aedge", []string{"internal/a2aedge FuzzParseCard"}},
 	{"tool-name normalisation (MCP upstreams)", "internal/mcpclient", []string{"internal/mcpclient FuzzToolName"}},
@@ -89,7 +89,8 @@ var fuzzRequirements = []fuzzRequirement{
 	{"MCP client line framing and oversize detection", "internal/mcpclient", []string{"internal/mcpclient FuzzLineReader", "internal/mcpclient FuzzClassifyOversized"}},
 	{"MCP upstream schema normalisation", "internal/mcpclient", []string{"internal/mcpclient FuzzNormalizeSchema"}},
 	{"MCP server Origin policy", "internal/mcpserver", []string{"internal/mcpserver FuzzOriginPolicy"}},
-	{"MCP server SSE parsing", "internal/mcpserver", []string{"internal/mcpserver FuzzSSE"}},
+	{"MCP server SSE parsing", "internal/jsonrpcwire", []string{"internal/jsonrpcwire FuzzSSE"}},
+	{"MCP tools/call fast paths (requests read outside the SDK)", "internal/mcpserver", []string{"internal/mcpserver FuzzFastPathMatchesSDK"}},
 	{"sealed MCP session ids (replicas)", "internal/mcpserver", []string{"internal/mcpserver FuzzOpenSessionID"}},
 	{"auth middleware and public-path matching (whole daemon)", "reliability", []string{"reliability FuzzAuth"}},
 	{"LLM stream accumulation and tool arguments (OpenAI)", "internal/llm/openai", []string{"internal/llm/openai FuzzAccumulatorFragments"}},
@@ -98,7 +99,7 @@ var fuzzRequirements = []fuzzRequirement{
 	{"ACP prompt content decoding", "internal/acpagent", []string{"internal/acpagent FuzzUserMessage"}},
 	{"agent manifests from the agents directory (config.ParseManifestTOML)", "internal/config", []string{"internal/config FuzzParseManifestTOML", "internal/config FuzzManifest"}},
 	{"runtime MCP server JSON (POST /api/mcp/servers → config.ValidateMCPServer)", "internal/config", []string{"internal/config FuzzValidateMCPServer", "internal/config FuzzMCPServerJSON"}},
-	{"tool-call argument check and loop-guard digest (tool runner)", "internal/tool", []string{"internal/tool FuzzDigest", "internal/tool FuzzScopeCall", "internal/tool FuzzArguments"}},
+	{"tool-call argument check and loop-guard digest (tool runner)", "internal/tool", []string{"internal/tool FuzzRunnerArguments", "internal/tool FuzzDigest", "internal/tool FuzzScopeCall"}},
 }
 
 // TestFuzzInventory lists the module's fuzz targets and checks the

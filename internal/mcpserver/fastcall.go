@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -64,6 +66,50 @@ type fastEnvelope struct {
 	Params  json.RawMessage `json:"params"`
 }
 
+// readCall reads a tools/call request as the SDK would: field names
+// match exactly (encoding/json would take "NAME" for "name"; the SDK's
+// decoder does not), and no field the fast path does not know. It
+// reports false for anything else, which the SDK then reads.
+func readCall(body []byte) (fastEnvelope, mcp.CallToolParamsRaw, bool) {
+	var env fastEnvelope
+	var p mcp.CallToolParamsRaw
+	if !exactFields(body, "jsonrpc", "id", "method", "params") || json.Unmarshal(body, &env) != nil ||
+		env.JSONRPC != "2.0" || env.Method != "tools/call" || !scalarID(env.ID) ||
+		len(env.Params) == 0 || env.Params[0] != '{' {
+		return env, p, false
+	}
+	if !exactFields(env.Params, "name", "arguments", "_meta") || json.Unmarshal(env.Params, &p) != nil || p.Name == "" {
+		return env, p, false
+	}
+	return env, p, true
+}
+
+// exactFields reports whether obj is a JSON object whose keys are among
+// names, each spelled exactly and present once.
+func exactFields(obj []byte, names ...string) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		i := slices.Index(names, t.(string))
+		if i < 0 || seen&(1<<i) != 0 {
+			return false
+		}
+		seen |= 1 << i
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // fastCall serves body, a stateless tools/call of endpoint e, when it can;
 // it reports false, having written nothing, when the SDK must.
 func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, body []byte) bool {
@@ -75,13 +121,8 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, b
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
-	var env fastEnvelope
-	if json.Unmarshal(body, &env) != nil || env.JSONRPC != "2.0" || env.Method != "tools/call" ||
-		!scalarID(env.ID) || len(env.Params) == 0 || env.Params[0] != '{' {
-		return false
-	}
-	var p mcp.CallToolParamsRaw
-	if json.Unmarshal(env.Params, &p) != nil || p.Name == "" || h.Get("Mcp-Name") != p.Name || !fastMeta(p.Meta) {
+	env, p, ok := readCall(body)
+	if !ok || h.Get("Mcp-Name") != p.Name || !fastMeta(p.Meta) {
 		return false
 	}
 	e.mu.Lock()
@@ -180,17 +221,24 @@ func jsonContent(v string) bool {
 	return err == nil && mt == "application/json"
 }
 
-// scalarID reports whether id is a JSON-RPC request id: a string or a
-// number.
+// scalarID reports whether id is a request id the fast path may echo as
+// it came: a string without escapes, or an integer of at most 15 digits.
+// The SDK decodes an id and encodes it again, so any other spelling
+// ("\u0041", 1.0, 1e3) would come back different; those go to the SDK.
 func scalarID(id json.RawMessage) bool {
-	if len(id) == 0 {
+	if len(id) >= 2 && id[0] == '"' {
+		return bytes.IndexByte(id, '\\') < 0 && utf8.Valid(id)
+	}
+	digits := bytes.TrimPrefix(id, []byte("-"))
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(id) > 1) {
 		return false
 	}
-	switch c := id[0]; {
-	case c == '"', c == '-', c >= '0' && c <= '9':
-		return true
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
 	}
-	return false
+	return true
 }
 
 // tokenInfo is what bindPrincipal hands the SDK for r: the token info of

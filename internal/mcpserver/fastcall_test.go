@@ -270,3 +270,41 @@ func TestSessionFastPathCancels(t *testing.T) {
 		t.Fatal("the upstream's call was not cancelled")
 	}
 }
+
+// FuzzFastPathMatchesSDK: whatever a stateless tools/call body says, the
+// fast path answers it as the SDK does, or leaves it to the SDK.
+func FuzzFastPathMatchesSDK(f *testing.F) {
+	h := newHarness(f, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{echoTool{}}})
+	url := h.httpServer(f).URL + "/mcp"
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"name":"echo","arguments":{},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":"\u0041","method":"tools/call","params":{"name":"echo","arguments":null,` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"NAME":"echo","arguments":{"text":"x"},` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":"text",` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo",` + meta + `}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","name":"echo","arguments":{},` + meta + `}}`,
+	} {
+		f.Add(body, "echo")
+	}
+	f.Fuzz(func(t *testing.T, body, name string) {
+		for _, c := range []byte(name) {
+			if c < 0x20 || c > 0x7e {
+				return // not a header value the client sends
+			}
+		}
+		h.srv.sdkOnly.Store(false)
+		fastStatus, fastCT, fastMsg := postStateless(t, url, name, body)
+		h.srv.sdkOnly.Store(true)
+		sdkStatus, _, sdkMsg := postStateless(t, url, name, body)
+		h.srv.sdkOnly.Store(false)
+		if fastCT != "application/json" {
+			return
+		}
+		if fastStatus != sdkStatus || !reflect.DeepEqual(fastMsg, sdkMsg) {
+			t.Errorf("body %s:\nfast %d %v\nSDK  %d %v", body, fastStatus, fastMsg, sdkStatus, sdkMsg)
+		}
+	})
+}

@@ -205,13 +205,8 @@ func (s *Server) fastSession(w http.ResponseWriter, r *http.Request, e *endpoint
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
-	var env fastEnvelope
-	if json.Unmarshal(body, &env) != nil || env.JSONRPC != "2.0" || env.Method != "tools/call" ||
-		!scalarID(env.ID) || len(env.Params) == 0 || env.Params[0] != '{' {
-		return false
-	}
-	var p mcp.CallToolParamsRaw
-	if json.Unmarshal(env.Params, &p) != nil || p.Name == "" {
+	env, p, ok := readCall(body)
+	if !ok {
 		return false
 	}
 	if _, ok := p.Meta["progressToken"]; ok {
