@@ -285,9 +285,13 @@ func (f *flushNotifier) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (f *flushNotifier) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
+// flushWait bounds awaitFlush: a writer that buffered its events would
+// otherwise hold the run back for good.
+const flushWait = 50 * time.Millisecond
+
 // awaitFlush waits until the stream's first event has been flushed, if
 // the request came through notifyFlush, or until ctx ends (the SSE
-// writer failed and its handler returned).
+// writer failed and its handler returned), at most flushWait.
 func awaitFlush(ctx context.Context) {
 	c, ok := ctx.Value(flushedKey{}).(chan struct{})
 	if !ok {
@@ -295,6 +299,14 @@ func awaitFlush(ctx context.Context) {
 	}
 	select {
 	case <-c:
+		return
+	default:
+	}
+	t := time.NewTimer(flushWait)
+	defer t.Stop()
+	select {
+	case <-c:
 	case <-ctx.Done():
+	case <-t.C:
 	}
 }

@@ -3,6 +3,8 @@ package a2aedge
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,32 @@ func TestHandOverGuard(t *testing.T) {
 				t.Fatal("still waiting after the hand-over")
 			}
 		})
+	}
+}
+
+// TestAwaitFlush: the run of a fast-path stream waits for the first
+// flush of its response, for no longer than flushWait, and not at all
+// for a request that did not come through notifyFlush.
+func TestAwaitFlush(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w, r := notifyFlush(rec, httptest.NewRequest("POST", "/", nil))
+	if http.NewResponseController(w).Flush() != nil {
+		t.Fatal("the wrapped writer cannot flush")
+	}
+	start := time.Now()
+	awaitFlush(r.Context())
+	if d := time.Since(start); d > flushWait/2 {
+		t.Fatalf("waited %v after the flush", d)
+	}
+	_, r = notifyFlush(httptest.NewRecorder(), httptest.NewRequest("POST", "/", nil))
+	start = time.Now()
+	awaitFlush(r.Context())
+	if d := time.Since(start); d < flushWait || d > 20*flushWait {
+		t.Fatalf("waited %v for a flush that never came, want about %v", d, flushWait)
+	}
+	start = time.Now()
+	awaitFlush(context.Background())
+	if d := time.Since(start); d > flushWait/2 {
+		t.Fatalf("waited %v without notifyFlush", d)
 	}
 }
