@@ -73,15 +73,23 @@ func (h fastHandler) streamNew(ctx context.Context, req *a2a.SendMessageRequest)
 			yield(nil, err)
 			return
 		}
-		listening := yield(t, nil)
-		// The run starts once its task is on the wire: started before,
-		// it competed with the first event for the CPU (on two cores, a
-		// run started as the event was handed to the SSE writer doubled
-		// the time the client waited for it).
-		if listening {
-			awaitFlush(ctx)
+		// Over HTTP the run starts once its task is on the wire: started
+		// before, it competed with the first event for the CPU (on two
+		// cores, a run started as the event was handed to the SSE writer
+		// doubled the time the client waited for it). A caller in this
+		// process (package bridge) may take its time over the event (it
+		// reports progress to an MCP client): its run starts first.
+		var r *run
+		if !flushNotified(ctx) {
+			r = launch()
 		}
-		r := launch()
+		listening := yield(t, nil)
+		if r == nil {
+			if listening {
+				awaitFlush(ctx)
+			}
+			r = launch()
+		}
 		m := *msg
 		m.TaskID, m.ContextID = ec.TaskID, ec.ContextID
 		r2 := *req
@@ -284,6 +292,13 @@ func (f *flushNotifier) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (f *flushNotifier) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// flushNotified reports whether ctx is a request's that came through
+// notifyFlush.
+func flushNotified(ctx context.Context) bool {
+	_, ok := ctx.Value(flushedKey{}).(chan struct{})
+	return ok
+}
 
 // flushWait bounds awaitFlush: a writer that buffered its events would
 // otherwise hold the run back for good.
