@@ -35,6 +35,12 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 // Execute implements a2asrv.AgentExecutor.
 func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		if r := x.s.adoptStream(ctx, ec); r != nil {
+			// The stream's first event, the task, is out: only the
+			// run's own events follow.
+			r.relay(ctx, ec, yield)
+			return
+		}
 		r, failure := x.s.attach(ctx, ec, false)
 		if ec.StoredTask == nil {
 			// The first event is the task itself, already working: one
@@ -78,7 +84,6 @@ func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 // explains why the task fails at once. fast marks the blocking fast
 // path's run, which may store its finished task with the model's reply.
 func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bool) (*run, string) {
-	name := agentFrom(ctx)
 	if ec.StoredTask != nil {
 		r := s.run(ec.TaskID)
 		if r == nil {
@@ -104,9 +109,20 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bo
 		s.mu.Unlock()
 		return r, ""
 	}
+	launch, failure := s.plan(ctx, ec, fast)
+	if failure != "" {
+		return nil, failure
+	}
+	return launch(), ""
+}
+
+// plan prepares the run of a new task without starting it: launch starts
+// it. A non-empty failure explains why the task fails at once.
+func (s *Server) plan(ctx context.Context, ec *a2asrv.ExecutorContext, fast bool) (launch func() *run, failure string) {
+	name := agentFrom(ctx)
 	e, err := s.opts.Kernel.Agents().Get(ctx, name)
 	if err == nil && e.Manifest.Kind == manifest.KindMCPProxy {
-		return s.startProxy(ec.TaskID, ec.ContextID, e.Manifest, ec.Message), ""
+		return func() *run { return s.startProxy(ec.TaskID, ec.ContextID, e.Manifest, ec.Message) }, ""
 	}
 	input, err := toLLMMessage(ec.Message)
 	if err != nil {
@@ -129,9 +145,9 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bo
 		}
 	}
 	if fast {
-		return s.start(ctx, ec.TaskID, req, ec), ""
+		return func() *run { return s.start(ctx, ec.TaskID, req, ec) }, ""
 	}
-	return s.start(ctx, ec.TaskID, req, nil), ""
+	return func() *run { return s.start(ctx, ec.TaskID, req, nil) }, ""
 }
 
 // run is one run serving one task: a kernel run, or a model-free run
@@ -153,6 +169,8 @@ type run struct {
 	// first excludes the other.
 	final     *a2a.Task
 	handedOff bool
+	// adopted: a2a-go took over the streaming fast path's run.
+	adopted bool
 }
 
 // item is one thing the run reports: a kernel event, a question, or the
@@ -645,6 +663,9 @@ func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMess
 				}
 			}
 		}
+	}
+	if h.s.streamable(ctx, req) {
+		return h.streamNew(ctx, req)
 	}
 	return h.RequestHandler.SendStreamingMessage(ctx, req)
 }

@@ -35,6 +35,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/vendorhttp"
@@ -148,11 +149,17 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 		onDelta = func(llm.Delta) {}
 	}
 	params := p.params(req)
-	stream := p.chat.NewStreaming(ctx, params)
+	// The SDK makes the request (auth, retries, errors) and hands back
+	// the response, whose event stream its ssestream splits and decodes
+	// into streamChunk rather than oai.ChatCompletionChunk.
+	var raw *http.Response
+	sdk := p.chat.NewStreaming(ctx, params, option.WithResponseBodyInto(&raw))
+	stream := ssestream.NewStream[streamChunk](ssestream.NewDecoder(raw), sdk.Err())
 	defer stream.Close()
 	var acc accumulator
 	for stream.Next() {
-		acc.add(stream.Current(), onDelta)
+		c := stream.Current()
+		acc.add(&c, onDelta)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("openai: generate: %w", err)

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	oai "github.com/openai/openai-go/v3"
-
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
@@ -179,13 +177,13 @@ func TestLogsNeverContainTheKey(t *testing.T) {
 }
 
 // chunk decodes one streamed chunk.
-func chunk(t testing.TB, s string) oai.ChatCompletionChunk {
+func chunk(t testing.TB, s string) *streamChunk {
 	t.Helper()
-	var c oai.ChatCompletionChunk
+	var c streamChunk
 	if err := json.Unmarshal([]byte(s), &c); err != nil {
 		t.Fatalf("decode chunk %s: %v", s, err)
 	}
-	return c
+	return &c
 }
 
 func TestAccumulator(t *testing.T) {
@@ -246,6 +244,16 @@ func TestAccumulator(t *testing.T) {
 			text: "I can't.", stop: llm.StopRefusal,
 		},
 		{
+			// Compatible servers' fields of unexpected types are left
+			// empty, as the SDK's decoder did; the rest of the chunk counts.
+			name: "fields of unexpected types are skipped",
+			chunks: []string{
+				`{"id":7,"choices":[{"index":0,"delta":{"content":"hi","reasoning":{"effort":"low"}}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":"many","completion_tokens":2}}`,
+			},
+			text: "hi", stop: llm.StopEndTurn, usage: llm.Usage{OutputTokens: 2},
+		},
+		{
 			name: "malformed arguments become a JSON string",
 			chunks: []string{
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"m","function":{"name":"w","arguments":"{\"path\": \"x"}}]}}]}`,
@@ -287,6 +295,15 @@ func TestAccumulator(t *testing.T) {
 	}
 }
 
+func TestMalformedChunkIsAnError(t *testing.T) {
+	for _, s := range []string{`{"choices":[`, `{"choices":[{"index":0,"delta":{"content":"x"}}]}}`, `nope`} {
+		var c streamChunk
+		if err := json.Unmarshal([]byte(s), &c); err == nil {
+			t.Errorf("%s decoded without error", s)
+		}
+	}
+}
+
 func TestAccumulatorWithoutFinishIsAnError(t *testing.T) {
 	var acc accumulator
 	acc.add(chunk(t, `{"choices":[{"index":0,"delta":{"content":"cut"}}]}`), func(llm.Delta) {})
@@ -302,11 +319,11 @@ func FuzzAccumulatorFragments(f *testing.F) {
 		for i, frag := range [][]byte{a, b, a} {
 			arg, _ := json.Marshal(string(frag))
 			c := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":` + string(rune('0'+int(idx+uint8(i))%3)) + `,"function":{"name":"f","arguments":` + string(arg) + `}}]}}]}`
-			var ch oai.ChatCompletionChunk
+			var ch streamChunk
 			if err := json.Unmarshal([]byte(c), &ch); err != nil {
 				t.Skip()
 			}
-			acc.add(ch, func(llm.Delta) {})
+			acc.add(&ch, func(llm.Delta) {})
 		}
 		acc.add(chunk(t, `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`), func(llm.Delta) {})
 		resp, err := acc.response()

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
+	"unicode/utf8"
 
-	oai "github.com/openai/openai-go/v3"
+	"github.com/tidwall/gjson"
 
 	"github.com/agentd/agentd/internal/llm"
 )
@@ -32,16 +34,17 @@ type partialCall struct {
 
 // add folds one chunk into the answer, reporting text and thinking
 // fragments to onDelta as they come.
-func (a *accumulator) add(chunk oai.ChatCompletionChunk, onDelta func(llm.Delta)) {
-	if chunk.JSON.Usage.Valid() {
-		a.usage = llm.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+func (a *accumulator) add(chunk *streamChunk, onDelta func(llm.Delta)) {
+	if u := chunk.Usage; u != nil {
+		a.usage = llm.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens)}
 	}
-	for _, choice := range chunk.Choices {
+	for i := range chunk.Choices {
+		choice := &chunk.Choices[i]
 		if choice.Index != 0 {
 			continue
 		}
-		d := choice.Delta
-		if t := reasoning(d); t != "" {
+		d := &choice.Delta
+		if t := d.reasoning(); t != "" {
 			a.thinking.WriteString(t)
 			onDelta(llm.Delta{Kind: llm.DeltaThinking, Text: t})
 		}
@@ -54,8 +57,8 @@ func (a *accumulator) add(chunk oai.ChatCompletionChunk, onDelta func(llm.Delta)
 			a.text.WriteString(d.Refusal)
 			onDelta(llm.Delta{Kind: llm.DeltaText, Text: d.Refusal})
 		}
-		for _, frag := range d.ToolCalls {
-			a.addCall(frag)
+		for j := range d.ToolCalls {
+			a.addCall(&d.ToolCalls[j])
 		}
 		if choice.FinishReason != "" {
 			a.finish = choice.FinishReason
@@ -66,7 +69,7 @@ func (a *accumulator) add(chunk oai.ChatCompletionChunk, onDelta func(llm.Delta)
 // addCall folds in one tool-call fragment. Fragments are matched by index;
 // a fragment bringing a different ID at a known index starts a new call,
 // for servers that number every call 0.
-func (a *accumulator) addCall(frag oai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (a *accumulator) addCall(frag *chunkToolCall) {
 	if a.byIndex == nil {
 		a.byIndex = map[int64]*partialCall{}
 	}
@@ -85,22 +88,199 @@ func (a *accumulator) addCall(frag oai.ChatCompletionChunkChoiceDeltaToolCall) {
 	c.args.WriteString(frag.Function.Arguments)
 }
 
-// reasoning returns the reasoning text of a delta from compatible servers'
-// extra fields: reasoning_content (vLLM, llama.cpp, DeepSeek) or reasoning
-// (Ollama, OpenRouter). Servers sending both send the same text, so only
-// one is taken.
-func reasoning(d oai.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range []string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s
-		}
+// streamChunk is the part of a streamed chat.completion.chunk that the
+// accumulator reads. The SDK's oai.ChatCompletionChunk decodes every field
+// of every chunk through its reflective decoder (and keeps each field's raw
+// JSON for its validity metadata), which cost about three times the CPU
+// and allocations; a model streaming one token per chunk pays that per
+// token. The SDK still makes the request, retries it and splits the event
+// stream (ssestream.Stream decodes each event's data into this type).
+//
+// UnmarshalJSON reads the chunk with gjson, the parser under the SDK's
+// decoder, by the SDK's rules for these fields, so that an answer reads
+// the same as it did through oai.ChatCompletionChunk (FuzzChunkDecoder
+// compares the two): keys match exactly (encoding/json would also take
+// "Content"), the last of duplicate keys wins, null is absent, a string
+// field takes any other value's text (a number's digits, an object's raw
+// JSON), an integer field gjson's reading of any value, a field of
+// unexpected type is skipped rather than failing the answer, and only a
+// chunk that is not an object is an error. encoding/json has checked the
+// syntax before UnmarshalJSON runs.
+type streamChunk struct {
+	Choices []chunkChoice
+	// Usage is nil until the last chunk, sent because of
+	// stream_options.include_usage.
+	Usage *chunkUsage
+}
+
+type chunkChoice struct {
+	Index        int64
+	Delta        chunkDelta
+	FinishReason string
+}
+
+type chunkDelta struct {
+	Content   string
+	Refusal   string
+	ToolCalls []chunkToolCall
+	// ReasoningContent (vLLM, llama.cpp, DeepSeek) and Reasoning
+	// (Ollama, OpenRouter) are compatible servers' non-standard fields for
+	// reasoning text; only JSON strings count.
+	ReasoningContent string
+	Reasoning        string
+}
+
+type chunkToolCall struct {
+	Index    int64
+	ID       string
+	Function struct {
+		Name      string
+		Arguments string
 	}
-	return ""
+}
+
+type chunkUsage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *streamChunk) UnmarshalJSON(data []byte) error {
+	*c = streamChunk{}
+	root := gjson.ParseBytes(data)
+	switch {
+	case root.Type == gjson.Null:
+		return nil
+	case !root.IsObject():
+		return &json.UnmarshalTypeError{Value: "non-object", Type: reflect.TypeFor[streamChunk]()}
+	}
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "choices":
+			c.Choices = nil
+			if v.IsArray() {
+				c.Choices = make([]chunkChoice, 0, 1)
+				v.ForEach(func(_, item gjson.Result) bool {
+					c.Choices = append(c.Choices, decodeChoice(item))
+					return true
+				})
+			}
+		case "usage":
+			c.Usage = nil
+			if v.Type != gjson.Null {
+				u := &chunkUsage{}
+				forFields(v, func(k string, v gjson.Result) {
+					switch k {
+					case "prompt_tokens":
+						u.PromptTokens = v.Int()
+					case "completion_tokens":
+						u.CompletionTokens = v.Int()
+					}
+				})
+				c.Usage = u
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+// forFields calls f for each field of v, if v is an object; the SDK reads
+// any other value as an object without fields.
+func forFields(v gjson.Result, f func(k string, v gjson.Result)) {
+	if !v.IsObject() {
+		return
+	}
+	v.ForEach(func(k, v gjson.Result) bool {
+		f(k.Str, v)
+		return true
+	})
+}
+
+func decodeChoice(v gjson.Result) chunkChoice {
+	var ch chunkChoice
+	forFields(v, func(k string, v gjson.Result) {
+		switch k {
+		case "index":
+			ch.Index = v.Int()
+		case "finish_reason":
+			ch.FinishReason = v.String()
+		case "delta":
+			ch.Delta = chunkDelta{}
+			forFields(v, func(k string, v gjson.Result) {
+				d := &ch.Delta
+				switch k {
+				case "content":
+					d.Content = v.String()
+				case "refusal":
+					d.Refusal = v.String()
+				case "reasoning_content":
+					d.ReasoningContent = jsonString(v)
+				case "reasoning":
+					d.Reasoning = jsonString(v)
+				case "tool_calls":
+					d.ToolCalls = nil
+					if v.IsArray() {
+						v.ForEach(func(_, item gjson.Result) bool {
+							d.ToolCalls = append(d.ToolCalls, decodeToolCall(item))
+							return true
+						})
+					}
+				}
+			})
+		}
+	})
+	return ch
+}
+
+func decodeToolCall(v gjson.Result) chunkToolCall {
+	var tc chunkToolCall
+	forFields(v, func(k string, v gjson.Result) {
+		switch k {
+		case "index":
+			tc.Index = v.Int()
+		case "id":
+			tc.ID = v.String()
+		case "function":
+			tc.Function.Name, tc.Function.Arguments = "", ""
+			forFields(v, func(k string, v gjson.Result) {
+				switch k {
+				case "name":
+					tc.Function.Name = v.String()
+				case "arguments":
+					tc.Function.Arguments = v.String()
+				}
+			})
+		}
+	})
+	return tc
+}
+
+// jsonString is v's text if v is a JSON string: the SDK kept the
+// non-standard reasoning fields raw, and the adapter took only strings.
+func jsonString(v gjson.Result) string {
+	if v.Type != gjson.String {
+		return ""
+	}
+	if !strings.Contains(v.Raw, `\`) && utf8.ValidString(v.Raw) {
+		return v.Str // encoding/json would read the same
+	}
+	// encoding/json's reading, as the adapter had it: invalid UTF-8 and
+	// lone surrogates become U+FFFD.
+	var s string
+	if json.Unmarshal([]byte(v.Raw), &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// reasoning returns the delta's reasoning text. Servers sending both
+// fields send the same text, so only one is taken.
+func (d *chunkDelta) reasoning() string {
+	if d.ReasoningContent != "" {
+		return d.ReasoningContent
+	}
+	return d.Reasoning
 }
 
 // response returns the assembled answer. A stream that ended without a

@@ -1,0 +1,181 @@
+package a2aedge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentd/agentd/internal/llm/llmtest"
+)
+
+// TestStreamFirstEventIsTheStoredTask: the streaming fast path sends the
+// new task before a2a-go has seen it, so the task must already be what
+// every reader sees: durably stored (other replicas, a restart's
+// FailRunningTasks), got and listed through the API, and a2a-go must
+// know its run at once: a cancel or a subscription sent the moment the
+// first event arrives works.
+func TestStreamFirstEventIsTheStoredTask(t *testing.T) {
+	f := newFixture(t, func(r *llmtest.Request) llmtest.Reply {
+		// About 20 s of streaming, unless cancelled.
+		return llmtest.Reply{Text: strings.Repeat("x", 1000), Chunks: 1000, Delay: 20 * time.Millisecond}
+	}, fixtureOptions{})
+	cl := f.a2aClient("alpha")
+	ctx := context.Background()
+	for _, then := range []string{"cancel", "subscribe"} {
+		t.Run(then, func(t *testing.T) {
+			var task *a2a.Task
+			var last a2a.TaskState
+			for ev, err := range cl.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow"))}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if task == nil {
+					var ok bool
+					if task, ok = ev.(*a2a.Task); !ok {
+						t.Fatalf("first event %T, want the task", ev)
+					}
+					if task.Status.State != a2a.TaskStateWorking {
+						t.Fatalf("first event's state %s", task.Status.State)
+					}
+					rec, err := f.db.GetTask(ctx, string(task.ID))
+					if err != nil || rec.State != string(a2a.TaskStateWorking) || rec.Agent != "alpha" {
+						t.Fatalf("stored task when its first event came: %+v, %v", rec, err)
+					}
+					got, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+					if err != nil || got.Status.State != a2a.TaskStateWorking || len(got.History) != 1 || got.History[0].ID != task.History[0].ID {
+						t.Fatalf("GetTask when the first event came: %+v, %v", got, err)
+					}
+					list, err := cl.ListTasks(ctx, &a2a.ListTasksRequest{})
+					if err != nil || !slices.ContainsFunc(list.Tasks, func(l *a2a.Task) bool { return l.ID == task.ID }) {
+						t.Fatalf("ListTasks when the first event came: %+v, %v", list, err)
+					}
+					switch then {
+					case "cancel":
+						c, err := cl.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID})
+						if err != nil || c.Status.State != a2a.TaskStateCanceled {
+							t.Fatalf("cancel right after the first event: %+v, %v", c, err)
+						}
+					case "subscribe":
+						n := 0
+						for ev, err := range cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+							if err != nil {
+								t.Fatalf("subscribe right after the first event: %v", err)
+							}
+							if n == 0 {
+								if st, ok := ev.(*a2a.Task); !ok || st.ID != task.ID {
+									t.Fatalf("subscription's first event %T %+v", ev, ev)
+								}
+							}
+							if n++; n == 2 {
+								break // a live event of the run came too
+							}
+						}
+						if _, err := cl.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					continue
+				}
+				if st, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+					last = st.Status.State
+				}
+			}
+			if last != a2a.TaskStateCanceled {
+				t.Fatalf("stream ended in %s, want canceled", last)
+			}
+			f.waitTask(task.ID, a2a.TaskStateCanceled)
+		})
+	}
+}
+
+// TestHandOverGuard: while the streaming fast path hands a task to
+// a2a-go, requests on the task wait for the hand-over rather than reach
+// an a2a-go that does not know the task runs.
+func TestHandOverGuard(t *testing.T) {
+	f := newFixture(t, llmtest.Always(llmtest.Reply{Text: "ok"}), fixtureOptions{})
+	ctx := withAgent(context.Background(), "alpha")
+	for _, tc := range []struct {
+		name string
+		call func(id a2a.TaskID) error
+	}{
+		{"cancel", func(id a2a.TaskID) error {
+			_, err := f.s.handler.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
+			return err
+		}},
+		{"subscribe", func(id a2a.TaskID) error {
+			for _, err := range f.s.handler.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+				return err
+			}
+			return nil
+		}},
+		{"send", func(id a2a.TaskID) error {
+			m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("more"))
+			m.TaskID = id
+			_, err := f.s.handler.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
+			return err
+		}},
+		{"stream", func(id a2a.TaskID) error {
+			m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("more"))
+			m.TaskID = id
+			for _, err := range f.s.handler.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: m}) {
+				return err
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := a2a.NewTaskID()
+			release := f.s.handingOver(id)
+			done := make(chan error, 1)
+			go func() { done <- tc.call(id) }()
+			select {
+			case err := <-done:
+				t.Fatalf("returned during the hand-over: %v", err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			release()
+			select {
+			case err := <-done:
+				if err == nil || errors.Is(err, context.Canceled) {
+					t.Fatalf("after the hand-over: %v, want a2a-go's answer for an unknown task", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("still waiting after the hand-over")
+			}
+		})
+	}
+}
+
+// TestAwaitFlush: the run of a fast-path stream waits for the first
+// flush of its response, for no longer than flushWait, and not at all
+// for a request that did not come through notifyFlush.
+func TestAwaitFlush(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w, r := notifyFlush(rec, httptest.NewRequest("POST", "/", nil))
+	if http.NewResponseController(w).Flush() != nil {
+		t.Fatal("the wrapped writer cannot flush")
+	}
+	start := time.Now()
+	awaitFlush(r.Context())
+	if d := time.Since(start); d > flushWait/2 {
+		t.Fatalf("waited %v after the flush", d)
+	}
+	_, r = notifyFlush(httptest.NewRecorder(), httptest.NewRequest("POST", "/", nil))
+	start = time.Now()
+	awaitFlush(r.Context())
+	if d := time.Since(start); d < flushWait || d > 20*flushWait {
+		t.Fatalf("waited %v for a flush that never came, want about %v", d, flushWait)
+	}
+	start = time.Now()
+	awaitFlush(context.Background())
+	if d := time.Since(start); d > flushWait/2 {
+		t.Fatalf("waited %v without notifyFlush", d)
+	}
+}
