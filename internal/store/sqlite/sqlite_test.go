@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/sqlite"
@@ -380,6 +381,28 @@ func BenchmarkCreateSessionWithTask(b *testing.B) {
 		{Role: "user", Content: json.RawMessage(`{"role":"user","parts":[{"text":"hi"}]}`)},
 		{Role: "assistant", Content: json.RawMessage(`{"role":"assistant","parts":[{"text":"ok"}]}`)},
 	}
+	// A client that sends one request at a time leaves the store idle
+	// between its writes (the rest of the request: HTTP, the model call):
+	// think is that pause, and write-µs the time of the write alone.
+	b.Run("c=1,think=1ms", func(b *testing.B) {
+		db := open(b, filepath.Join(b.TempDir(), "agentd.db"))
+		defer db.Close()
+		var spent time.Duration
+		n := 0
+		for b.Loop() {
+			n++
+			id := fmt.Sprintf("%036d", n)
+			t0 := time.Now()
+			err := db.CreateSessionWithTask(context.Background(), store.Session{ID: id, Agent: "instant", Origin: "a2a"}, msgs,
+				store.Task{ID: id, ContextID: id, Agent: "instant", State: "TASK_STATE_COMPLETED", Terminal: true, Data: data})
+			spent += time.Since(t0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		b.ReportMetric(float64(spent.Microseconds())/float64(n), "write-µs/op")
+	})
 	for _, par := range []int{1, 16} {
 		b.Run(fmt.Sprint("c=", par), func(b *testing.B) {
 			db := open(b, filepath.Join(b.TempDir(), "agentd.db"))
