@@ -125,14 +125,26 @@ func (db *DB) write(ctx context.Context, bytes int, fn writeFunc) error {
 func (db *DB) commitLoop() {
 	var batch []*writeReq
 	for {
+		var req *writeReq
 		select {
-		case req := <-db.writes:
-			batch = db.gather(append(batch[:0], req))
-			db.commit(batch)
-			clear(batch) // let the callers' closures be collected
+		case req = <-db.writes:
 		case <-db.closing:
 			return
+		default:
+			// Idle: a checkpoint now keeps no caller waiting
+			// (checkpoint.go).
+			db.checkpointIfDue(checkpointPages)
+			select {
+			case req = <-db.writes:
+			case <-db.closing:
+				return
+			}
 		}
+		batch = db.gather(append(batch[:0], req))
+		db.commit(batch)
+		clear(batch) // let the callers' closures be collected
+		db.countWAL()
+		db.checkpointIfDue(maxWALPages)
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -167,6 +170,7 @@ func TestConnectionSettings(t *testing.T) {
 		{"writer", db.w, "foreign_keys", 1},
 		{"writer", db.w, "busy_timeout", 1234},
 		{"writer", db.w, "query_only", 0},
+		{"writer", db.w, "wal_autocheckpoint", 0}, // the checkpointer's job
 		{"reader", db.r, "busy_timeout", 1234},
 		{"reader", db.r, "query_only", 1},
 	} {
@@ -177,5 +181,81 @@ func TestConnectionSettings(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %s = %d, want %d", c.pool, c.pragma, got, c.want)
 		}
+	}
+}
+
+// TestCheckpointer checks that the WAL is copied into the database file
+// while the store is open, although the writer never checkpoints
+// (wal_autocheckpoint(0)): the checkpointer does it. In WAL mode only a
+// checkpoint writes to the main file, so its growth is the sign.
+func TestCheckpointer(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	// Each write takes about 17 pages of the WAL.
+	big := json.RawMessage(`"` + strings.Repeat("x", 64<<10) + `"`)
+	const writes = checkpointPages/16 + 8
+	for i := range writes {
+		if err := db.CreateSession(ctx, store.Session{ID: fmt.Sprint("s", i), Agent: "a"}, store.Message{Role: "user", Content: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size() < before+checkpointPages/2*4096 { // half of it: pages freed by the migrations are reused
+		if time.Now().After(deadline) {
+			t.Fatalf("database file is %d bytes, was %d before %d writes of 64 KiB: nothing checkpointed them", size(), before, writes)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWALStaysBounded keeps the committer busy with 16 writers, so that it
+// is rarely idle when a checkpoint is due: the WAL must still stop
+// growing near maxWALPages, because the committer checkpoints anyway and
+// the writer then starts the WAL over.
+func TestWALStaysBounded(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	msgs := []store.Message{{Role: "user", Content: json.RawMessage(`{"text":"hi"}`)}, {Role: "assistant", Content: json.RawMessage(`{"text":"ok"}`)}}
+	const writers, writes = 16, 400 // about 20 pages each: 64,000 pages in all
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range writes {
+				id := fmt.Sprintf("%02d-%033d", g, i)
+				task := store.Task{ID: id, ContextID: id, Agent: "a", State: "completed", Terminal: true, Data: json.RawMessage(`{"id":"` + id + `"}`)}
+				if err := db.CreateSessionWithTask(ctx, store.Session{ID: id, Agent: "a"}, msgs, task); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A frame is a page and a 24-byte header; one batch may go past the
+	// bound before the committer checkpoints.
+	if limit := int64(maxWALPages+maxBatchWrites*40) * (4096 + 24); fi.Size() > limit {
+		t.Errorf("WAL is %d bytes after %d writes, want at most %d", fi.Size(), writers*writes, limit)
 	}
 }

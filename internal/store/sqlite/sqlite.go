@@ -76,6 +76,12 @@ type DB struct {
 	closing   chan struct{}  // closed by Close: the committer stops
 	committer sync.WaitGroup // the committer goroutine
 
+	// Checkpoints (checkpoint.go), the committer's alone: pages the
+	// writer appended to the WAL since the last checkpoint, and the last
+	// checkpoint failure's text, logged once while it lasts.
+	walPages      int
+	checkpointErr string
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -145,6 +151,9 @@ func (db *DB) openPools(ctx context.Context, path string, base url.Values) error
 	// journal holds only the pages one statement touches, so memory is
 	// cheap; the readers keep the default (their sorts may be large).
 	wq.Add("_pragma", "temp_store(MEMORY)")
+	// No checkpoint in a commit: the committer runs them when idle
+	// (checkpoint.go).
+	wq.Add("_pragma", "wal_autocheckpoint(0)")
 	w, err := sql.Open("sqlite", dsn(path, wq))
 	if err != nil {
 		return err

@@ -1,0 +1,99 @@
+package postgres_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/store"
+	"github.com/agentd/agentd/internal/store/postgres/pgtest"
+)
+
+// TestUpgradeDropsTaskIndexes opens a schema that an agentd of schema
+// version 2 created and filled, and checks that migration 0003 leaves its
+// tasks intact and served: the two dropped indexes are gone, and the
+// queries they served still answer right.
+func TestUpgradeDropsTaskIndexes(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Schema(t, pgtest.Database(t, os.LookupEnv))
+	old := raw(t, url)
+	// What migrate wrote for versions 1 and 2, from the released files.
+	if _, err := old.Exec(ctx, `CREATE TABLE schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL
+	)`); err != nil {
+		t.Fatal(err)
+	}
+	for v, name := range []string{"0001_init", "0002_replicas"} {
+		b, err := os.ReadFile(filepath.Join("migrations", name+".sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Exec(ctx, string(b)); err != nil {
+			t.Fatalf("apply %s: %v", name, err)
+		}
+		if _, err := old.Exec(ctx, "INSERT INTO schema_migrations VALUES ($1, $2, now())", v+1, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(s int) time.Time { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC) }
+	for _, r := range []struct {
+		id, owner string
+		terminal  bool
+		updated   time.Time
+	}{{"t1", "", true, at(1)}, {"t2", "o1", true, at(2)}, {"t3", "o1", false, at(3)}, {"t4", "", true, at(4)}} {
+		if _, err := old.Exec(ctx, `INSERT INTO tasks (id, context_id, agent, state, terminal, owner, data, version, created_at, updated_at)
+			VALUES ($1, 'c', 'a', 'working', $2, $3, '{}', 1, $4, $4)`, r.id, r.terminal, r.owner, r.updated); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db := open(t, url)
+	rows, err := old.Query(ctx, "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'tasks' ORDER BY indexname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexes []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_pkey", "tasks_running"}; !slices.Equal(indexes, want) {
+		t.Errorf("task indexes after the upgrade = %v, want %v", indexes, want)
+	}
+
+	ids := func(f store.TaskFilter) []string {
+		ts, _, err := db.ListTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, x := range ts {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	if got, want := ids(store.TaskFilter{Owner: "o1"}), []string{"t3", "t2"}; !slices.Equal(got, want) {
+		t.Errorf("tasks of owner o1 = %v, want %v", got, want)
+	}
+	n, err := db.FailRunningTasks(ctx, func(store.Task) (json.RawMessage, string) { return json.RawMessage(`{}`), "failed" })
+	if err != nil || n != 1 {
+		t.Fatalf("FailRunningTasks = %d, %v; want 1 (t3)", n, err)
+	}
+	if n, err := db.PruneTasks(ctx, 2); err != nil || n != 2 {
+		t.Fatalf("PruneTasks(2) = %d, %v; want 2 (t1 and t2, the oldest terminal)", n, err)
+	}
+	if got, want := ids(store.TaskFilter{}), []string{"t3", "t4"}; !slices.Equal(got, want) {
+		t.Errorf("tasks after pruning = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,113 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentd/agentd/internal/store"
+)
+
+// TestUpgradeDropsTaskIndexes opens a database that an agentd of schema
+// version 3 created and filled, and checks that migration 0004 leaves its
+// tasks intact and served: the two dropped indexes are gone, the partial
+// index of running tasks exists, and the queries the dropped indexes
+// served still answer right.
+func TestUpgradeDropsTaskIndexes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	old := rawDB(t, path)
+	// What migrate wrote for versions 1 to 3, from the released files.
+	execRaw(t, old, `CREATE TABLE schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at INTEGER NOT NULL
+	) STRICT`)
+	for v, name := range []string{"0001_init", "0002_push_configs", "0003_principals"} {
+		b, err := os.ReadFile(filepath.Join("migrations", name+".sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		execRaw(t, old, string(b))
+		if _, err := old.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (?, ?, 0)", v+1, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	execRaw(t, old, "PRAGMA user_version = 3")
+	for _, r := range []struct {
+		id, owner string
+		terminal  int
+		updated   int64
+	}{{"t1", "", 1, 1}, {"t2", "o1", 1, 2}, {"t3", "o1", 0, 3}, {"t4", "", 1, 4}} {
+		if _, err := old.ExecContext(ctx, `INSERT INTO tasks (id, context_id, agent, state, terminal, owner, data, version, created_at, updated_at)
+			VALUES (?, 'c', 'a', 'working', ?, ?, '{}', 1, ?, ?)`, r.id, r.terminal, r.owner, r.updated, r.updated); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := open(t, path)
+	defer db.Close()
+	var indexes []string
+	rows, err := rawDB(t, path).QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		indexes = append(indexes, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_running"}; !slices.Equal(indexes, want) {
+		t.Errorf("task indexes after the upgrade = %v, want %v", indexes, want)
+	}
+	checkTaskQueries(t, db)
+}
+
+// checkTaskQueries runs, on the tasks t1-t4 of TestUpgradeDropsTaskIndexes,
+// the queries the dropped indexes served.
+func checkTaskQueries(t *testing.T, st store.TaskStore) {
+	t.Helper()
+	ctx := t.Context()
+	ids := func(f store.TaskFilter) []string {
+		ts, _, err := st.ListTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, x := range ts {
+			out = append(out, x.ID)
+		}
+		return out
+	}
+	if got, want := ids(store.TaskFilter{Owner: "o1"}), []string{"t3", "t2"}; !slices.Equal(got, want) {
+		t.Errorf("tasks of owner o1 = %v, want %v", got, want)
+	}
+	n, err := st.FailRunningTasks(ctx, func(store.Task) (json.RawMessage, string) { return json.RawMessage(`{}`), "failed" })
+	if err != nil || n != 1 {
+		t.Fatalf("FailRunningTasks = %d, %v; want 1 (t3)", n, err)
+	}
+	if n, err := st.PruneTasks(ctx, 2); err != nil || n != 2 {
+		t.Fatalf("PruneTasks(2) = %d, %v; want 2 (t1 and t2, the oldest terminal)", n, err)
+	}
+	if got, want := ids(store.TaskFilter{}), []string{"t3", "t4"}; !slices.Equal(got, want) {
+		t.Errorf("tasks after pruning = %v, want %v", got, want)
+	}
+}
+
+func execRaw(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.ExecContext(t.Context(), q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
