@@ -335,7 +335,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
 	if streamingMethod(method) {
 		defer s.streams.opened(r.Context(), name)()
 	}
-	if env.Method == "SendStreamingMessage" || env.Method == "message/stream" {
+	if method == "SendStreamingMessage" || method == "message/stream" {
 		w, r = notifyFlush(w, r)
 	}
 	switch {
