@@ -187,6 +187,19 @@ type Reader interface {
 	Read(context.Context) (Message, error)
 }
 
+// A ParkingReader is a Reader that can let the Connection's reading
+// goroutine end while no message is waiting, instead of leaving it blocked
+// in Read, and start it again when one arrives. A server holding many idle
+// sessions (one per Streamable HTTP client) then holds no goroutine, and
+// no goroutine stack, for each.
+type ParkingReader interface {
+	Reader
+	// ReadOrPark returns the next message, or an error, as Read does, if
+	// either is ready. Otherwise it returns parked == true and calls
+	// resume once, later, when a message arrives or the reader is closed.
+	ReadOrPark(ctx context.Context, resume func()) (msg Message, parked bool, err error)
+}
+
 // Writer abstracts the transport mechanics from the JSON RPC protocol.
 // A Connection writes messages using the writer it was provided on construction,
 // and assumes that each call to Write fully transfers a single message,
@@ -510,11 +523,27 @@ func (c *Connection) Close() error {
 
 // readIncoming collects inbound messages from the reader and delivers them, either responding
 // to outgoing calls or feeding requests to the queue.
+//
+// With a ParkingReader whose ctx cannot be cancelled, the goroutine ends
+// while no message is waiting and the reader starts another when one
+// arrives: s.reading stays true in between.
 func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter Preempter) {
 	var err error
+	pr, _ := reader.(ParkingReader)
+	if ctx.Done() != nil {
+		pr = nil // a parked reader would not see ctx end
+	}
 	for {
 		var msg Message
-		msg, err = reader.Read(ctx)
+		if pr != nil {
+			var parked bool
+			msg, parked, err = pr.ReadOrPark(ctx, func() { go c.readIncoming(ctx, reader, preempter) })
+			if parked {
+				return
+			}
+		} else {
+			msg, err = reader.Read(ctx)
+		}
 		if err != nil {
 			break
 		}
@@ -658,7 +687,12 @@ func (c *Connection) handleAsync() {
 		var req *incomingRequest
 		c.updateInFlight(func(s *inFlightState) {
 			if len(s.handlerQueue) > 0 {
-				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
+				req = s.handlerQueue[0]
+				// Clear the slot: the backing array outlives the slice
+				// (an idle connection would keep its last request, with
+				// its HTTP header and context, until the next message).
+				s.handlerQueue[0] = nil
+				s.handlerQueue = s.handlerQueue[1:]
 			} else {
 				s.handlerRunning = false
 			}
