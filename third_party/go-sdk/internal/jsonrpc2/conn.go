@@ -269,7 +269,11 @@ func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempt
 
 		// The goroutine started here will continue until the underlying stream is closed.
 		s.reading = true
-		go c.readIncoming(ctx, reader, preempter)
+		// resume restarts a parked reader (see readIncoming); made once,
+		// not at every park.
+		var resume func()
+		resume = func() { go c.readIncoming(ctx, reader, preempter, resume) }
+		go c.readIncoming(ctx, reader, preempter, resume)
 	})
 }
 
@@ -527,7 +531,7 @@ func (c *Connection) Close() error {
 // With a ParkingReader whose ctx cannot be cancelled, the goroutine ends
 // while no message is waiting and the reader starts another when one
 // arrives: s.reading stays true in between.
-func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter Preempter) {
+func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter Preempter, resume func()) {
 	var err error
 	pr, _ := reader.(ParkingReader)
 	if ctx.Done() != nil {
@@ -537,7 +541,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 		var msg Message
 		if pr != nil {
 			var parked bool
-			msg, parked, err = pr.ReadOrPark(ctx, func() { go c.readIncoming(ctx, reader, preempter) })
+			msg, parked, err = pr.ReadOrPark(ctx, resume)
 			if parked {
 				return
 			}
