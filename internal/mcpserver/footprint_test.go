@@ -141,3 +141,24 @@ func TestSessionFootprint(t *testing.T) {
 // sessionHeapBudget is the heap one open, idle MCP session may keep
 // (3.5 KB measured with go1.26; 5.6 KB before the go-sdk patches).
 const sessionHeapBudget = 4096
+
+// TestReplicatedSessionFootprint: an idle replicated session holds one
+// goroutine (the table's, waiting for it to end), none reading it.
+func TestReplicatedSessionFootprint(t *testing.T) {
+	h := newHarness(t, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}},
+		replicas: &Replicas{Keys: [][]byte{[]byte(strings.Repeat("k", 32))}}})
+	ts := h.httpServer(t)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true
+	hc := &http.Client{Transport: tr}
+	openRawSessions(t, hc, ts.URL+"/mcp", 20)
+	before := takeSnapshot()
+	const n = 200
+	openRawSessions(t, hc, ts.URL+"/mcp", n)
+	after := takeSnapshot()
+	goroutines := float64(after.goroutines-before.goroutines) / n
+	t.Logf("per replicated session: heap %.0f B, goroutines %.2f", (float64(after.heap)-float64(before.heap))/n, goroutines)
+	if goroutines > 1.1 {
+		t.Errorf("%.2f goroutines per open replicated session, want 1", goroutines)
+	}
+}
