@@ -48,7 +48,7 @@ test: interop-deps browser-deps lint ## everything CI runs: lint, unit + race + 
 	  set -x; \
 	  AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...; \
 	  (cd deploy/check && $(GO) test -count=1 ./...); \
-	  (cd third_party/go-sdk && $(GO) test -count=1 ./internal/json ./mcp); \
+	  (cd third_party/go-sdk && $(GO) test -race -count=1 ./internal/json ./internal/jsonrpc2 ./mcp); \
 	  ./scripts/fuzz.sh 3s
 
 unit: ## fast loop while developing: no lint, no Node peers

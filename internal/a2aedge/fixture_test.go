@@ -52,6 +52,8 @@ type fixtureOptions struct {
 	pushStore bool
 	// agents are added to testAgents.
 	agents []manifest.Manifest
+	// modelFree runs the tasks of mcp_proxy agents.
+	modelFree ModelFree
 }
 
 type providers struct{ p llm.Provider }
@@ -108,7 +110,7 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 		LookupSecret: func(n string) (string, bool) { v, ok := os.LookupEnv(n); return v, ok }})
 	f.reg.AddSource(f.client)
 	f.s = New(Options{Kernel: k, Tasks: f.tasks, Sessions: db, DefaultAgent: "alpha", BearerAuth: o.bearer,
-		Version: "test", Push: f.pusher, Client: f.client})
+		Version: "test", Push: f.pusher, Client: f.client, ModelFree: o.modelFree})
 	mux := http.NewServeMux()
 	f.s.Register(mux)
 	f.srv = httptest.NewServer(mux)

@@ -145,6 +145,8 @@ func New(opts Options) *Server {
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
 		a2asrv.WithCapabilityChecks(s.capabilities()),
+		// a2a-go's own in-memory queues run a goroutine per task.
+		a2asrv.WithEventQueueManager(newEventQueues()),
 	}
 	if opts.Push != nil {
 		hopts = append(hopts, a2asrv.WithPushNotifications(opts.Push.Configs(), opts.Push))

@@ -79,7 +79,39 @@ func (c *answerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *answerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+	if err != nil {
+		return msg, err
+	}
+	return c.inbound(msg), nil
+}
+
+// parkingReader is go-sdk's jsonrpc2.ParkingReader, which its Streamable
+// HTTP session connection implements (third_party/go-sdk/PATCH.md).
+type parkingReader interface {
+	ReadOrPark(ctx context.Context, resume func()) (jsonrpc.Message, bool, error)
+}
+
+var _ parkingReader = (*answerConn)(nil)
+
+// ReadOrPark passes the SDK connection's on, so that an idle replicated
+// session holds no goroutine reading it either.
+func (c *answerConn) ReadOrPark(ctx context.Context, resume func()) (jsonrpc.Message, bool, error) {
+	p, ok := c.Connection.(parkingReader)
+	if !ok {
+		msg, err := c.Read(ctx)
+		return msg, false, err
+	}
+	msg, parked, err := p.ReadOrPark(ctx, resume)
+	if parked || err != nil {
+		return msg, parked, err
+	}
+	return c.inbound(msg), false, nil
+}
+
+// inbound gives the client's answer to one of this copy's questions the
+// SDK's id back.
+func (c *answerConn) inbound(msg jsonrpc.Message) jsonrpc.Message {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
 		if wire, ok := resp.ID.Raw().(string); ok {
 			c.mu.Lock()
 			id, found := c.asked[wire]
@@ -88,11 +120,11 @@ func (c *answerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if found {
 				out := *resp
 				out.ID = id
-				return &out, nil
+				return &out
 			}
 		}
 	}
-	return msg, err
+	return msg
 }
 
 // withdrawn is the SDK's notifications/cancelled of one of its own

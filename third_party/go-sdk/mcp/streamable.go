@@ -897,6 +897,10 @@ type streamableServerConn struct {
 
 	mu sync.Mutex // guards all fields below
 
+	// resume, when non-nil, starts the parked reading goroutine again (see
+	// ReadOrPark).
+	resume func()
+
 	// Sessions are closed exactly once.
 	isDone bool
 	done   chan struct{}
@@ -1650,6 +1654,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		for _, msg := range incoming {
 			select {
 			case c.incoming <- msg:
+				c.wakeReader()
 			case <-c.done:
 				// The session is closing. Since we haven't yet written any data to the
 				// response, we can signal to the client that the session is gone.
@@ -1755,6 +1760,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	for _, msg := range incoming {
 		select {
 		case c.incoming <- msg:
+			c.wakeReader()
 		// Note: don't select on req.Context().Done() here, since we've already
 		// received the requests and may have already published a response message
 		// or notification. The client could resume the stream.
@@ -1799,6 +1805,47 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 }
 
 // Read implements the [Connection] interface.
+// ReadOrPark implements [jsonrpc2.ParkingReader]: a session waiting for
+// its client holds no goroutine.
+func (c *streamableServerConn) ReadOrPark(ctx context.Context, resume func()) (jsonrpc.Message, bool, error) {
+	for {
+		select {
+		case msg, ok := <-c.incoming:
+			if !ok {
+				return nil, false, io.EOF
+			}
+			return msg, false, nil
+		case <-c.done:
+			return nil, false, io.EOF
+		default:
+		}
+		// Nothing is waiting. Senders queue a message before they look for
+		// a parked reader (wakeReader), and c.mu orders the two: either a
+		// message queued since the check above is seen here, or its sender
+		// finds resume.
+		c.mu.Lock()
+		if len(c.incoming) > 0 || c.isDone {
+			c.mu.Unlock()
+			continue
+		}
+		c.resume = resume
+		c.mu.Unlock()
+		return nil, true, nil
+	}
+}
+
+// wakeReader restarts the reading goroutine if it is parked. Call it after
+// sending on c.incoming, or after closing c.done, without c.mu held.
+func (c *streamableServerConn) wakeReader() {
+	c.mu.Lock()
+	resume := c.resume
+	c.resume = nil
+	c.mu.Unlock()
+	if resume != nil {
+		resume()
+	}
+}
+
 func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case <-ctx.Done():
@@ -1946,6 +1993,8 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 
 // Close implements the [Connection] interface.
 func (c *streamableServerConn) Close() error {
+	// A parked reader must run again to see the end (ReadOrPark).
+	defer c.wakeReader()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.isDone {

@@ -187,6 +187,19 @@ type Reader interface {
 	Read(context.Context) (Message, error)
 }
 
+// A ParkingReader is a Reader that can let the Connection's reading
+// goroutine end while no message is waiting, instead of leaving it blocked
+// in Read, and start it again when one arrives. A server holding many idle
+// sessions (one per Streamable HTTP client) then holds no goroutine, and
+// no goroutine stack, for each.
+type ParkingReader interface {
+	Reader
+	// ReadOrPark returns the next message, or an error, as Read does, if
+	// either is ready. Otherwise it returns parked == true and calls
+	// resume once, later, when a message arrives or the reader is closed.
+	ReadOrPark(ctx context.Context, resume func()) (msg Message, parked bool, err error)
+}
+
 // Writer abstracts the transport mechanics from the JSON RPC protocol.
 // A Connection writes messages using the writer it was provided on construction,
 // and assumes that each call to Write fully transfers a single message,
@@ -256,7 +269,11 @@ func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempt
 
 		// The goroutine started here will continue until the underlying stream is closed.
 		s.reading = true
-		go c.readIncoming(ctx, reader, preempter)
+		// resume restarts a parked reader (see readIncoming); made once,
+		// not at every park.
+		var resume func()
+		resume = func() { go c.readIncoming(ctx, reader, preempter, resume) }
+		go c.readIncoming(ctx, reader, preempter, resume)
 	})
 }
 
@@ -510,11 +527,27 @@ func (c *Connection) Close() error {
 
 // readIncoming collects inbound messages from the reader and delivers them, either responding
 // to outgoing calls or feeding requests to the queue.
-func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter Preempter) {
+//
+// With a ParkingReader whose ctx cannot be cancelled, the goroutine ends
+// while no message is waiting and the reader starts another when one
+// arrives: s.reading stays true in between.
+func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter Preempter, resume func()) {
 	var err error
+	pr, _ := reader.(ParkingReader)
+	if ctx.Done() != nil {
+		pr = nil // a parked reader would not see ctx end
+	}
 	for {
 		var msg Message
-		msg, err = reader.Read(ctx)
+		if pr != nil {
+			var parked bool
+			msg, parked, err = pr.ReadOrPark(ctx, resume)
+			if parked {
+				return
+			}
+		} else {
+			msg, err = reader.Read(ctx)
+		}
 		if err != nil {
 			break
 		}
@@ -658,7 +691,12 @@ func (c *Connection) handleAsync() {
 		var req *incomingRequest
 		c.updateInFlight(func(s *inFlightState) {
 			if len(s.handlerQueue) > 0 {
-				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
+				req = s.handlerQueue[0]
+				// Clear the slot: the backing array outlives the slice
+				// (an idle connection would keep its last request, with
+				// its HTTP header and context, until the next message).
+				s.handlerQueue[0] = nil
+				s.handlerQueue = s.handlerQueue[1:]
 			} else {
 				s.handlerRunning = false
 			}
