@@ -300,3 +300,46 @@ func (s *scanner) value(depth int) bool {
 		return s.i > start && s.i < len(s.b)
 	}
 }
+
+// Members calls f with each top-level member of the JSON object data,
+// in order: its key as written (quotes and escapes included) and its raw
+// value. It stops when f returns false, and reports whether data is one
+// object, with nothing after it, whose every member f accepted. Values
+// are skipped, not checked: call it on data json.Valid accepts. The MCP
+// edge's fast path reads a request's few members with it, without
+// decoding what it passes on.
+func Members(data []byte, f func(key, value []byte) bool) bool {
+	s := scanner{b: data}
+	s.space()
+	if !s.eat('{') {
+		return false
+	}
+	s.space()
+	if !s.eat('}') {
+		for {
+			s.space()
+			key, ok := s.str()
+			if !ok {
+				return false
+			}
+			s.space()
+			if !s.eat(':') {
+				return false
+			}
+			s.space()
+			start := s.i
+			if !s.value(0) || !f(key, data[start:s.i]) {
+				return false
+			}
+			s.space()
+			if s.eat('}') {
+				break
+			}
+			if !s.eat(',') {
+				return false
+			}
+		}
+	}
+	s.space()
+	return s.i == len(s.b)
+}

@@ -143,3 +143,58 @@ func sameJSON(a, b json.RawMessage) bool {
 	jb, _ := json.Marshal(y)
 	return bytes.Equal(ja, jb)
 }
+
+// FuzzMembers: on valid JSON, Members sees the members encoding/json
+// sees, in order, with the same values.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}] } `, `{"a":1,"a":2}`, `{"\u0061":"x"}`, `[1]`, `{"a":1} {}`, `{"a":{"b":{"c":null}}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return // Members is only for valid JSON
+		}
+		var keys []string
+		var vals [][]byte
+		ok := Members(data, func(k, v []byte) bool {
+			var key string
+			if err := json.Unmarshal(k, &key); err != nil {
+				t.Fatalf("key %q is not a JSON string: %v", k, err)
+			}
+			keys = append(keys, key)
+			vals = append(vals, v)
+			return true
+		})
+		var obj map[string]json.RawMessage
+		isObj := json.Unmarshal(data, &obj) == nil && obj != nil // null decodes to a nil map
+		if ok != isObj {
+			t.Fatalf("Members %v, encoding/json sees an object: %v", ok, isObj)
+		}
+		if !ok {
+			return
+		}
+		seen := map[string]bool{}
+		for i, k := range keys {
+			seen[k] = true
+			if !json.Valid(vals[i]) {
+				t.Fatalf("value %q of %q is not JSON", vals[i], k)
+			}
+		}
+		if len(seen) != len(obj) {
+			t.Fatalf("keys %q, encoding/json %d", keys, len(obj))
+		}
+		for i := len(keys) - 1; i >= 0; i-- {
+			// The last of duplicate keys wins, as in encoding/json.
+			if !seen[keys[i]] {
+				continue
+			}
+			delete(seen, keys[i])
+			var a, b bytes.Buffer
+			_ = json.Compact(&a, vals[i])
+			_ = json.Compact(&b, obj[keys[i]])
+			if a.String() != b.String() {
+				t.Fatalf("value of %q: %s, encoding/json %s", keys[i], a.String(), b.String())
+			}
+		}
+	})
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/mcpclient"
 	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/telemetry"
@@ -67,47 +67,56 @@ type fastEnvelope struct {
 }
 
 // readCall reads a tools/call request as the SDK would: field names
-// match exactly (encoding/json would take "NAME" for "name"; the SDK's
-// decoder does not), and no field the fast path does not know. It
-// reports false for anything else, which the SDK then reads.
+// match exactly as written (encoding/json would take "NAME" for "name";
+// the SDK's decoder does not), each once, and no field the fast path
+// does not know. It reports false for anything else, which the SDK then
+// reads. Only the members it needs are decoded; the arguments are kept
+// as they came (copied: body's buffer is reused once the request ends,
+// and a parked call may outlive it).
 func readCall(body []byte) (fastEnvelope, mcp.CallToolParamsRaw, bool) {
 	var env fastEnvelope
 	var p mcp.CallToolParamsRaw
-	if !exactFields(body, "jsonrpc", "id", "method", "params") || json.Unmarshal(body, &env) != nil ||
-		env.JSONRPC != "2.0" || env.Method != "tools/call" || !scalarID(env.ID) ||
-		len(env.Params) == 0 || env.Params[0] != '{' {
-		return env, p, false
+	var seen uint8
+	once := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
 	}
-	if !exactFields(env.Params, "name", "arguments", "_meta") || json.Unmarshal(env.Params, &p) != nil || p.Name == "" {
-		return env, p, false
-	}
-	return env, p, true
-}
-
-// exactFields reports whether obj is a JSON object whose keys are among
-// names, each spelled exactly and present once.
-func exactFields(obj []byte, names ...string) bool {
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	ok := jsonrpcwire.Members(body, func(k, v []byte) bool {
+		switch string(k) {
+		case `"jsonrpc"`:
+			return once(1) && string(v) == `"2.0"`
+		case `"id"`:
+			env.ID = v
+			return once(2) && scalarID(v)
+		case `"method"`:
+			env.Method = "tools/call"
+			return once(4) && string(v) == `"tools/call"`
+		case `"params"`:
+			env.Params = v
+			return once(8) && len(v) > 0 && v[0] == '{'
+		}
 		return false
+	})
+	if !ok || seen != 15 {
+		return env, p, false
 	}
-	seen := 0
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return false
+	seen = 0
+	ok = jsonrpcwire.Members(env.Params, func(k, v []byte) bool {
+		switch string(k) {
+		case `"name"`:
+			return once(1) && json.Unmarshal(v, &p.Name) == nil
+		case `"arguments"`:
+			p.Arguments = bytes.Clone(v)
+			return once(2)
+		case `"_meta"`:
+			return once(4) && len(v) > 0 && v[0] == '{' && json.Unmarshal(v, &p.Meta) == nil
 		}
-		i := slices.Index(names, t.(string))
-		if i < 0 || seen&(1<<i) != 0 {
-			return false
-		}
-		seen |= 1 << i
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return false
-		}
-	}
-	return true
+		return false
+	})
+	return env, p, ok && p.Name != ""
 }
 
 // fastCall serves body, a stateless tools/call of endpoint e, when it can;
