@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the initialize-era features (roots, sampling, logging; deprecated in 2026-07-28, alive in every earlier version) are served on purpose
+
 package mcpserver
 
 import (
