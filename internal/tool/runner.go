@@ -284,7 +284,8 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	}
 	spec := t.Spec()
 	args := call.Arguments
-	if len(bytes.TrimSpace(args)) == 0 {
+	empty := len(bytes.TrimSpace(args)) == 0
+	if empty {
 		args = json.RawMessage("{}")
 	}
 	// Providers hand over malformed arguments as a JSON string, so "valid
@@ -351,7 +352,7 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 		s.mu.Unlock()
 	}
 	out := Outcome{Decision: decision, Untrusted: untrusted, Structured: res.Structured}
-	if len(args) == len(call.Arguments) {
+	if !empty {
 		// The audit digests the arguments as the call gave them; args
 		// differs only when they were empty.
 		out.digest = digest
