@@ -30,19 +30,10 @@ import (
 // streams) and that the others do not.
 func TestFastPathMatchesSDK(t *testing.T) {
 	ts, _ := upstreamServer(t)
-	m := mcpclient.NewManager(mcpclient.Options{})
-	t.Cleanup(func() { m.Close() })
-	h := newHarness(t, harnessOptions{
-		cfg:       config.MCPServe{Gateways: []string{"up"}, ExposeTools: true},
-		tools:     []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}, echoTool{}},
-		upstreams: m,
+	h := gatewayHarness(t, ts.URL, harnessOptions{
+		cfg:   config.MCPServe{Gateways: []string{"up"}, ExposeTools: true},
+		tools: []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}, echoTool{}},
 	})
-	h.tools.AddSource(m)
-	m.OnToolsChanged(h.tools.Changed)
-	m.Start(context.Background(), []config.MCPServer{{
-		Name: "up", AllowPrivate: true,
-		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
-	}})
 	srv := h.httpServer(t)
 	gw := httpClient(t, srv.URL+"/mcp/gateway/up", nil)
 	waitFor(t, func() bool { return slices.Contains(toolNames(t, gw), "say-hi") })
@@ -142,19 +133,10 @@ func post(t *testing.T, url, body string, headers map[string]string) (int, strin
 // of a 2025-11-25 session at a gateway (fastsession.go).
 func TestSessionFastPathMatchesSDK(t *testing.T) {
 	ts, _ := upstreamServer(t)
-	m := mcpclient.NewManager(mcpclient.Options{})
-	t.Cleanup(func() { m.Close() })
-	h := newHarness(t, harnessOptions{
-		cfg:       config.MCPServe{Gateways: []string{"up"}},
-		tools:     []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}},
-		upstreams: m,
+	h := gatewayHarness(t, ts.URL, harnessOptions{
+		cfg:   config.MCPServe{Gateways: []string{"up"}},
+		tools: []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}},
 	})
-	h.tools.AddSource(m)
-	m.OnToolsChanged(h.tools.Changed)
-	m.Start(context.Background(), []config.MCPServer{{
-		Name: "up", AllowPrivate: true,
-		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
-	}})
 	srv := h.httpServer(t)
 	url := srv.URL + "/mcp/gateway/up"
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
@@ -236,15 +218,7 @@ func TestSessionFastPathCancels(t *testing.T) {
 		})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(ts.Close)
-	m := mcpclient.NewManager(mcpclient.Options{})
-	t.Cleanup(func() { m.Close() })
-	h := newHarness(t, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m})
-	h.tools.AddSource(m)
-	m.OnToolsChanged(h.tools.Changed)
-	m.Start(context.Background(), []config.MCPServer{{
-		Name: "up", AllowPrivate: true,
-		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
-	}})
+	h := gatewayHarness(t, ts.URL, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}})
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.httpServer(t).URL + "/mcp/gateway/up"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -307,4 +281,21 @@ func FuzzFastPathMatchesSDK(f *testing.F) {
 			t.Errorf("body %s:\nfast %d %v\nSDK  %d %v", body, fastStatus, fastMsg, sdkStatus, sdkMsg)
 		}
 	})
+}
+
+// gatewayHarness is a harness whose MCP client manager connects to the
+// Streamable HTTP server at url as the upstream "up".
+func gatewayHarness(t *testing.T, url string, o harnessOptions) *harness {
+	t.Helper()
+	m := mcpclient.NewManager(mcpclient.Options{})
+	t.Cleanup(func() { m.Close() })
+	o.upstreams = m
+	h := newHarness(t, o)
+	h.tools.AddSource(m)
+	m.OnToolsChanged(h.tools.Changed)
+	m.Start(context.Background(), []config.MCPServer{{
+		Name: "up", AllowPrivate: true,
+		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: url},
+	}})
+	return h
 }

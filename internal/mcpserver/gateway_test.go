@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/config"
-	"github.com/agentd/agentd/internal/mcpclient"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -58,19 +57,10 @@ func upstreamServer(t *testing.T) (*httptest.Server, *mcp.Server) {
 // the daemon does.
 func TestGateway(t *testing.T) {
 	ts, upstream := upstreamServer(t)
-	m := mcpclient.NewManager(mcpclient.Options{})
-	t.Cleanup(func() { m.Close() })
-	h := newHarness(t, harnessOptions{
-		cfg:       config.MCPServe{Gateways: []string{"up"}},
-		tools:     []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}},
-		upstreams: m,
+	h := gatewayHarness(t, ts.URL, harnessOptions{
+		cfg:   config.MCPServe{Gateways: []string{"up"}},
+		tools: []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}},
 	})
-	h.tools.AddSource(m)
-	m.OnToolsChanged(h.tools.Changed)
-	m.Start(context.Background(), []config.MCPServer{{
-		Name: "up", AllowPrivate: true,
-		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: ts.URL},
-	}})
 
 	srv := h.httpServer(t)
 	gw := httpClient(t, srv.URL+"/mcp/gateway/up", nil)
