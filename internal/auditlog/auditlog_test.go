@@ -185,6 +185,28 @@ func TestLingerCoalesces(t *testing.T) {
 	})
 }
 
+// TestCloseEndsLinger: Close does not wait out the linger time of the
+// batch in progress; its records are written.
+func TestCloseEndsLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		close(g.release)
+		w := New(g, &Options{Linger: time.Hour})
+		for i := range 3 {
+			w.AppendAudit(context.Background(), store.AuditRecord{Tool: fmt.Sprint("t", i)})
+		}
+		synctest.Wait()
+		start := time.Now()
+		w.Close()
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("Close waited %v for the linger time", d)
+		}
+		if recs, _ := g.QueryAudit(context.Background(), store.AuditFilter{}); len(recs) != 3 {
+			t.Fatalf("%d records written by Close, want 3", len(recs))
+		}
+	})
+}
+
 // BenchmarkAppend compares a synchronous SQLite audit insert with the
 // queued writer, 16 callers at once as under gateway load.
 func BenchmarkAppend(b *testing.B) {

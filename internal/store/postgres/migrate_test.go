@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
@@ -20,26 +23,7 @@ func TestUpgradeDropsTaskIndexes(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.Schema(t, pgtest.Database(t, os.LookupEnv))
 	old := raw(t, url)
-	// What migrate wrote for versions 1 and 2, from the released files.
-	if _, err := old.Exec(ctx, `CREATE TABLE schema_migrations (
-		version    integer PRIMARY KEY,
-		name       text NOT NULL,
-		applied_at timestamptz NOT NULL
-	)`); err != nil {
-		t.Fatal(err)
-	}
-	for v, name := range []string{"0001_init", "0002_replicas"} {
-		b, err := os.ReadFile(filepath.Join("migrations", name+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := old.Exec(ctx, string(b)); err != nil {
-			t.Fatalf("apply %s: %v", name, err)
-		}
-		if _, err := old.Exec(ctx, "INSERT INTO schema_migrations VALUES ($1, $2, now())", v+1, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	released(t, old, "0001_init", "0002_replicas")
 	at := func(s int) time.Time { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC) }
 	for _, r := range []struct {
 		id, owner string
@@ -95,5 +79,88 @@ func TestUpgradeDropsTaskIndexes(t *testing.T) {
 	}
 	if got, want := ids(store.TaskFilter{}), []string{"t3", "t4"}; !slices.Equal(got, want) {
 		t.Errorf("tasks after pruning = %v, want %v", got, want)
+	}
+}
+
+// released writes into old what migrate wrote for the migrations names
+// (versions 1 to len(names)), from the released files.
+func released(t *testing.T, old *pgx.Conn, names ...string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := old.Exec(ctx, `CREATE TABLE schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL
+	)`); err != nil {
+		t.Fatal(err)
+	}
+	for v, name := range names {
+		b, err := os.ReadFile(filepath.Join("migrations", name+".sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Exec(ctx, string(b)); err != nil {
+			t.Fatalf("apply %s: %v", name, err)
+		}
+		if _, err := old.Exec(ctx, "INSERT INTO schema_migrations VALUES ($1, $2, now())", v+1, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestUpgradeAuditIndexesAscending opens a schema of version 3 holding
+// audit records, and checks that migration 0004 rebuilds the five audit
+// indexes ascending, keeping the records and the order and filters the
+// indexes serve.
+func TestUpgradeAuditIndexesAscending(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Schema(t, pgtest.Database(t, os.LookupEnv))
+	old := raw(t, url)
+	released(t, old, "0001_init", "0002_replicas", "0003_task_indexes")
+	for i, agent := range []string{"a", "b", "a"} {
+		if _, err := old.Exec(ctx, `INSERT INTO audit (time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal)
+			VALUES ($1, $2, 's', 't', 'd', 'allow', 'ok', '', false, 1, 'p')`, time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC), agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db := open(t, url)
+	rows, err := old.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'audit' ORDER BY indexname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		if strings.Contains(def, "DESC") {
+			t.Errorf("index %s after the upgrade is %q: still descending", name, def)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"audit_by_agent", "audit_by_principal", "audit_by_session", "audit_by_time", "audit_by_tool", "audit_pkey"}; !slices.Equal(names, want) {
+		t.Errorf("audit indexes after the upgrade = %v, want %v", names, want)
+	}
+	ids := func(f store.AuditFilter) []int64 {
+		recs, err := db.QueryAudit(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got, want := ids(store.AuditFilter{}), []int64{3, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("audit ids, newest first, after the upgrade = %v, want %v", got, want)
+	}
+	if got, want := ids(store.AuditFilter{Agent: "a"}), []int64{3, 1}; !slices.Equal(got, want) {
+		t.Errorf("audit ids of agent a after the upgrade = %v, want %v", got, want)
 	}
 }

@@ -3,9 +3,11 @@ package sqlite_test
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/internal/store"
@@ -20,23 +22,7 @@ func TestUpgradeDropsTaskIndexes(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "agentd.db")
 	old := rawDB(t, path)
-	// What migrate wrote for versions 1 to 3, from the released files.
-	execRaw(t, old, `CREATE TABLE schema_migrations (
-		version    INTEGER NOT NULL PRIMARY KEY,
-		name       TEXT NOT NULL,
-		applied_at INTEGER NOT NULL
-	) STRICT`)
-	for v, name := range []string{"0001_init", "0002_push_configs", "0003_principals"} {
-		b, err := os.ReadFile(filepath.Join("migrations", name+".sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		execRaw(t, old, string(b))
-		if _, err := old.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (?, ?, 0)", v+1, name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	execRaw(t, old, "PRAGMA user_version = 3")
+	released(t, old, "0001_init", "0002_push_configs", "0003_principals")
 	for _, r := range []struct {
 		id, owner string
 		terminal  int
@@ -102,6 +88,90 @@ func checkTaskQueries(t *testing.T, st store.TaskStore) {
 	}
 	if got, want := ids(store.TaskFilter{}), []string{"t3", "t4"}; !slices.Equal(got, want) {
 		t.Errorf("tasks after pruning = %v, want %v", got, want)
+	}
+}
+
+// released writes into old what migrate wrote for the migrations names
+// (versions 1 to len(names)), from the released files.
+func released(t *testing.T, old *sql.DB, names ...string) {
+	t.Helper()
+	ctx := t.Context()
+	execRaw(t, old, `CREATE TABLE schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at INTEGER NOT NULL
+	) STRICT`)
+	for v, name := range names {
+		b, err := os.ReadFile(filepath.Join("migrations", name+".sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		execRaw(t, old, string(b))
+		if _, err := old.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (?, ?, 0)", v+1, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	execRaw(t, old, fmt.Sprintf("PRAGMA user_version = %d", len(names)))
+}
+
+// TestUpgradeAuditIndexesAscending opens a database of schema version 4
+// holding audit records, and checks that migration 0005 rebuilds the
+// five audit indexes ascending, keeping the records and the order and
+// filters the indexes serve.
+func TestUpgradeAuditIndexesAscending(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	old := rawDB(t, path)
+	released(t, old, "0001_init", "0002_push_configs", "0003_principals", "0004_task_indexes")
+	for i, agent := range []string{"a", "b", "a"} {
+		if _, err := old.ExecContext(ctx, `INSERT INTO audit (time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal)
+			VALUES (?, ?, 's', 't', 'd', 'allow', 'ok', '', 0, 1, 'p')`, int64(i+1)*1000, agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := open(t, path)
+	defer db.Close()
+	rows, err := rawDB(t, path).QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' AND sql IS NOT NULL ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		if strings.Contains(strings.ToUpper(def), "DESC") {
+			t.Errorf("index %s after the upgrade is %q: still descending", name, def)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"audit_by_agent", "audit_by_principal", "audit_by_session", "audit_by_time", "audit_by_tool"}; !slices.Equal(names, want) {
+		t.Errorf("audit indexes after the upgrade = %v, want %v", names, want)
+	}
+	times := func(f store.AuditFilter) []int64 {
+		recs, err := db.QueryAudit(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int64
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got, want := times(store.AuditFilter{}), []int64{3, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("audit ids, newest first, after the upgrade = %v, want %v", got, want)
+	}
+	if got, want := times(store.AuditFilter{Agent: "a"}), []int64{3, 1}; !slices.Equal(got, want) {
+		t.Errorf("audit ids of agent a after the upgrade = %v, want %v", got, want)
 	}
 }
 

@@ -134,6 +134,7 @@ func TestJournalAndIndexes(t *testing.T) {
 		{"SELECT * FROM audit WHERE agent = 'a' ORDER BY time DESC, id DESC", "audit_by_agent"},
 		{"SELECT * FROM audit WHERE session_id = 's' ORDER BY time DESC, id DESC", "audit_by_session"},
 		{"SELECT * FROM audit WHERE tool = 't' ORDER BY time DESC, id DESC", "audit_by_tool"},
+		{"SELECT * FROM audit WHERE principal = 'p' ORDER BY time DESC, id DESC", "audit_by_principal"},
 		{"SELECT * FROM push_configs WHERE task_id = 't' ORDER BY created_at, seq", "push_configs_by_task"},
 		{"SELECT * FROM push_configs ORDER BY created_at, seq", "push_configs_by_created"},
 		{"SELECT * FROM push_configs WHERE task_id = 't' AND id = 'c'", "sqlite_autoindex_push_configs_1"},
