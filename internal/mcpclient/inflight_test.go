@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"testing/synctest"
 )
@@ -45,14 +46,30 @@ func TestInflightRelays(t *testing.T) {
 			t.Fatalf("after the call: %v, want errCallOver", err)
 		}
 
-		// A request of the server that ends before the call takes it up
-		// is not left waiting.
+		// A request of the server that is over before it reaches the
+		// call is not run.
 		in2 := &inflight{caller: &Caller{}}
-		in2.over, in2.relays = make(chan struct{}), make(chan func(context.Context)) // no relay goroutine
+		stop2 := in2.startRelays(callCtx)
+		defer stop2()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if err := in2.underCall(ctx, func(context.Context) { t.Error("ran without a relay goroutine") }); !errors.Is(err, context.Canceled) {
+		if err := in2.underCall(ctx, func(context.Context) { t.Error("ran for a request already over") }); !errors.Is(err, context.Canceled) {
 			t.Fatalf("a request already over: %v, want context.Canceled", err)
 		}
+	})
+}
+
+// TestInflightRelaysIdle: a call for a caller that the server asks
+// nothing starts no goroutine (the common case on a gateway).
+func TestInflightRelaysIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		before := runtime.NumGoroutine()
+		in := &inflight{caller: &Caller{}}
+		stop := in.startRelays(context.Background())
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n != before {
+			t.Errorf("%d goroutines during a call that relays nothing, %d before", n, before)
+		}
+		stop()
 	})
 }
