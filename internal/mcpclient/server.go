@@ -541,6 +541,9 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 			Reader:        newLineReader(proc.stdout, max, ev),
 			Writer:        proc.stdin,
 			MaxLineLength: -1, // the lineReader enforces the cap, per message
+			// Closing the child's stdout pipe unblocks a read: no read
+			// goroutine per link (go-sdk patch 5).
+			ReadInline: true,
 		}, nil
 	case TransportHTTP, TransportSSE:
 		return s.httpTransport(ctx, sess, ev)

@@ -153,10 +153,18 @@ type IOTransport struct {
 	// decoding a single inbound JSON-RPC frame. A value of 0 selects [DefaultMaxLineLength],
 	// a negative value disables the cap.
 	MaxLineLength int
+	// ReadInline reads each message in the goroutine that asks for it,
+	// without a read goroutine of its own (see ioinline.go). Set it only
+	// when closing Reader unblocks a Read in progress, as it does for a
+	// pipe. (agentd patch: PATCH.md, change 5.)
+	ReadInline bool
 }
 
 // Connect implements the [Transport] interface.
 func (t *IOTransport) Connect(context.Context) (Connection, error) {
+	if t.ReadInline {
+		return newIOConnInline(rwc{t.Reader, t.Writer}, t.MaxLineLength), nil
+	}
 	return newIOConnLimited(rwc{t.Reader, t.Writer}, t.MaxLineLength), nil
 }
 
@@ -466,6 +474,9 @@ type ioConn struct {
 
 	// incoming receives messages from the read loop started in [newIOConn].
 	incoming <-chan msgOrErr
+	// readNext, if set, reads the next message in the caller's goroutine
+	// instead (ioinline.go); incoming is then nil.
+	readNext func() (json.RawMessage, error)
 
 	// If outgoiBatch has a positive capacity, it will be used to batch requests
 	// and notifications before sending.
@@ -680,18 +691,25 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 
 	var raw json.RawMessage
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-
-	case v := <-t.incoming:
-		if v.err != nil {
-			return nil, v.err
+	if t.readNext != nil {
+		var err error
+		if raw, err = t.readNext(); err != nil {
+			return nil, err
 		}
-		raw = v.msg
+	} else {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
 
-	case <-t.closed:
-		return nil, io.EOF
+		case v := <-t.incoming:
+			if v.err != nil {
+				return nil, v.err
+			}
+			raw = v.msg
+
+		case <-t.closed:
+			return nil, io.EOF
+		}
 	}
 
 	msgs, batch, err := readBatch(raw)
