@@ -164,3 +164,78 @@ func TestUpgradeAuditIndexesAscending(t *testing.T) {
 		t.Errorf("audit ids of agent a after the upgrade = %v, want %v", got, want)
 	}
 }
+
+// TestUpgradeTimeIndexes opens a schema of version 4 holding sessions and
+// tasks, and checks that migration 0005 rebuilds their indexes with the
+// time ascending and the order the queries ask for (updated_at DESC, id)
+// kept, ties included.
+func TestUpgradeTimeIndexes(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Schema(t, pgtest.Database(t, os.LookupEnv))
+	old := raw(t, url)
+	released(t, old, "0001_init", "0002_replicas", "0003_task_indexes", "0004_audit_indexes")
+	at := func(s int) time.Time { return time.Date(2026, 1, 1, 0, 0, s, 0, time.UTC) }
+	for _, r := range []struct {
+		id      string
+		updated time.Time
+	}{{"s1", at(1)}, {"s3", at(2)}, {"s2", at(2)}, {"s0", at(3)}} {
+		if _, err := old.Exec(ctx, `INSERT INTO sessions (id, agent, title, origin, principal, created_at, updated_at) VALUES ($1, 'a', '', 'api', 'p', $2, $2)`, r.id, r.updated); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.Exec(ctx, `INSERT INTO tasks (id, context_id, agent, state, terminal, owner, data, version, created_at, updated_at)
+			VALUES ($1, 'c', 'a', 'completed', true, '', '{}', 1, $2, $2)`, "t"+r.id, r.updated); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db := open(t, url)
+	rows, err := old.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('sessions', 'tasks', 'memories') ORDER BY indexname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		if strings.Contains(def, "updated_at DESC") {
+			t.Errorf("index %s after the upgrade is %q: time still descending", name, def)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"memories_by_updated", "memories_pkey", "sessions_by_agent", "sessions_by_principal", "sessions_by_updated", "sessions_pkey",
+		"tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_pkey", "tasks_running"}; !slices.Equal(names, want) {
+		t.Errorf("indexes after the upgrade = %v, want %v", names, want)
+	}
+	want := []string{"s0", "s2", "s3", "s1"} // newest first; a tie by id
+	for _, f := range []store.SessionFilter{{}, {Agent: "a"}, {Principal: "p"}} {
+		ss, err := db.ListSessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range ss {
+			got = append(got, s.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("sessions %+v after the upgrade = %v, want %v", f, got, want)
+		}
+	}
+	for _, f := range []store.TaskFilter{{}, {ContextID: "c"}, {Agent: "a"}} {
+		ts, _, err := db.ListTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range ts {
+			got = append(got, strings.TrimPrefix(x.ID, "t"))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("tasks %+v after the upgrade = %v, want %v", f, got, want)
+		}
+	}
+}

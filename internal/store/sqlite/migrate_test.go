@@ -175,6 +175,79 @@ func TestUpgradeAuditIndexesAscending(t *testing.T) {
 	}
 }
 
+// TestUpgradeTimeIndexes opens a database of schema version 5 holding
+// sessions and tasks, and checks that migration 0006 rebuilds their
+// indexes with the time ascending and the order the queries ask for
+// (updated_at DESC, id) kept, ties included.
+func TestUpgradeTimeIndexes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	old := rawDB(t, path)
+	released(t, old, "0001_init", "0002_push_configs", "0003_principals", "0004_task_indexes", "0005_audit_indexes")
+	for _, r := range []struct {
+		id      string
+		updated int64
+	}{{"s1", 1}, {"s3", 2}, {"s2", 2}, {"s0", 3}} {
+		execRaw(t, old, fmt.Sprintf(`INSERT INTO sessions (id, agent, title, origin, created_at, updated_at, principal) VALUES ('%s', 'a', '', 'api', 0, %d, 'p')`, r.id, r.updated))
+		execRaw(t, old, fmt.Sprintf(`INSERT INTO tasks (id, context_id, agent, state, terminal, owner, data, version, created_at, updated_at)
+			VALUES ('t%s', 'c', 'a', 'completed', 1, '', '{}', 1, 0, %d)`, r.id, r.updated))
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := open(t, path)
+	defer db.Close()
+	rows, err := rawDB(t, path).QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('sessions', 'tasks', 'memories') AND sql IS NOT NULL ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+		if strings.Contains(def, "updated_at DESC") {
+			t.Errorf("index %s after the upgrade is %q: time still descending", name, def)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"memories_by_updated", "sessions_by_agent", "sessions_by_principal", "sessions_by_updated", "tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_running"}; !slices.Equal(names, want) {
+		t.Errorf("indexes after the upgrade = %v, want %v", names, want)
+	}
+	want := []string{"s0", "s2", "s3", "s1"} // newest first; a tie by id
+	for _, f := range []store.SessionFilter{{}, {Agent: "a"}, {Principal: "p"}} {
+		ss, err := db.ListSessions(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range ss {
+			got = append(got, s.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("sessions %+v after the upgrade = %v, want %v", f, got, want)
+		}
+	}
+	for _, f := range []store.TaskFilter{{}, {ContextID: "c"}, {Agent: "a"}} {
+		ts, _, err := db.ListTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range ts {
+			got = append(got, strings.TrimPrefix(x.ID, "t"))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("tasks %+v after the upgrade = %v, want %v", f, got, want)
+		}
+	}
+}
+
 func execRaw(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), q); err != nil {

@@ -123,6 +123,7 @@ func TestJournalAndIndexes(t *testing.T) {
 	for _, c := range []struct{ query, index string }{
 		{"SELECT * FROM sessions ORDER BY updated_at DESC, id", "sessions_by_updated"},
 		{"SELECT * FROM sessions WHERE agent = 'a' ORDER BY updated_at DESC, id", "sessions_by_agent"},
+		{"SELECT * FROM sessions WHERE principal = 'p' ORDER BY updated_at DESC, id", "sessions_by_principal"},
 		{"SELECT * FROM messages WHERE session_id = 's' ORDER BY seq", "sqlite_autoindex_messages_1"},
 		{"SELECT * FROM tasks ORDER BY updated_at DESC, id", "tasks_by_updated"},
 		{"SELECT * FROM tasks WHERE context_id = 'c' ORDER BY updated_at DESC, id", "tasks_by_context"},
