@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -298,4 +299,35 @@ func gatewayHarness(t *testing.T, url string, o harnessOptions) *harness {
 		Transport: config.MCPTransport{Type: mcpclient.TransportHTTP, URL: url},
 	}})
 	return h
+}
+
+// TestMetaCache: a _meta seen before is the same decoded map, equal to a
+// fresh decoding; what does not decode is refused and not kept; the
+// cache stays bounded.
+func TestMetaCache(t *testing.T) {
+	var c metaCache
+	raw := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`)
+	first, ok := c.decode(raw)
+	if !ok {
+		t.Fatal("a valid _meta did not decode")
+	}
+	var fresh mcp.Meta
+	if err := json.Unmarshal(raw, &fresh); err != nil || !reflect.DeepEqual(first, fresh) {
+		t.Fatalf("decoded %v, encoding/json gives %v (%v)", first, fresh, err)
+	}
+	again, _ := c.decode(bytes.Clone(raw))
+	if reflect.ValueOf(again).Pointer() != reflect.ValueOf(first).Pointer() {
+		t.Error("the same _meta was decoded again instead of reused")
+	}
+	if _, ok := c.decode([]byte(`{"a":`)); ok {
+		t.Error("a truncated _meta decoded")
+	}
+	for i := range 3 * metaCacheSize {
+		if _, ok := c.decode(fmt.Appendf(nil, `{"n":%d}`, i)); !ok {
+			t.Fatal("a valid _meta did not decode")
+		}
+	}
+	if n := len(c.m); n > metaCacheSize {
+		t.Errorf("the cache holds %d entries, more than %d", n, metaCacheSize)
+	}
 }

@@ -100,6 +100,7 @@ type Server struct {
 	taint    taintSet
 	calls    callSet
 	bufs     bufferPool
+	metas    metaCache // the fast paths' decoded _meta (fastcall.go)
 	// eofGrace is how long answers are awaited once stdin ends.
 	eofGrace time.Duration
 	// noToolsLogged is set once an empty tool list has been explained
