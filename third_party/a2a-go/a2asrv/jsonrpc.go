@@ -22,7 +22,6 @@ import (
 	"iter"
 	"net/http"
 	"runtime/debug"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/internal/jsonrpc"
@@ -149,87 +148,65 @@ func (h *jsonrpcHandler) handleStreamingRequest(ctx context.Context, rw http.Res
 
 	sseWriter.WriteHeaders()
 
-	sseChan, panicChan := make(chan []byte), make(chan error, 1)
+	// agentd patch: the events are written by the handler's goroutine as
+	// the sequence yields them, and keep-alives by a timer, instead of a
+	// goroutine per stream producing the events beside a ticker: an open
+	// stream holds one goroutine (and its stack) fewer.
 	requestCtx, cancelExecCtx := context.WithCancel(ctx)
 	defer cancelExecCtx()
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				panicChan <- fmt.Errorf("%v\n%s", r, debug.Stack())
-			} else {
-				// Only close if not panice, otherwise <-sseChan would compete with <-panicChan in select
-				close(sseChan)
-			}
-		}()
-
-		var events iter.Seq2[a2a.Event, error]
-		switch req.Method {
-		case jsonrpc.MethodTasksResubscribe:
-			events = h.onResubscribeToTask(requestCtx, req.Params)
-		case jsonrpc.MethodMessageStream:
-			events = h.onSendMessageStream(requestCtx, req.Params)
-		default:
-			events = func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrMethodNotFound) }
+	sseWriter.StartKeepAlive(ctx, h.cfg.KeepAliveInterval, func(err error) {
+		log.Error(ctx, "failed to write keep-alive", err)
+		cancelExecCtx()
+	})
+	defer sseWriter.Close()
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
 		}
-		eventSeqToSSEDataStream(requestCtx, req, sseChan, events)
+		err := fmt.Errorf("%v\n%s", r, debug.Stack())
+		if h.cfg.PanicHandler == nil {
+			panic(err)
+		}
+		data, ok := marshalJSONRPCError(req, h.cfg.PanicHandler(err))
+		if !ok {
+			log.Error(ctx, "failed to marshal error response", err)
+			return
+		}
+		if err := sseWriter.WriteData(ctx, data); err != nil {
+			log.Error(ctx, "failed to write an event", err)
+		}
 	}()
 
-	// Set up keep-alive ticker if enabled (interval > 0)
-	var keepAliveTicker *time.Ticker
-	var keepAliveChan <-chan time.Time
-	if h.cfg.KeepAliveInterval > 0 {
-		keepAliveTicker = time.NewTicker(h.cfg.KeepAliveInterval)
-		defer keepAliveTicker.Stop()
-		keepAliveChan = keepAliveTicker.C
+	var events iter.Seq2[a2a.Event, error]
+	switch req.Method {
+	case jsonrpc.MethodTasksResubscribe:
+		events = h.onResubscribeToTask(requestCtx, req.Params)
+	case jsonrpc.MethodMessageStream:
+		events = h.onSendMessageStream(requestCtx, req.Params)
+	default:
+		events = func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrMethodNotFound) }
 	}
-
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case err := <-panicChan:
-			if h.cfg.PanicHandler == nil {
-				panic(err)
-			}
-			data, ok := marshalJSONRPCError(req, h.cfg.PanicHandler(err))
-			if !ok {
-				log.Error(ctx, "failed to marshal error response", err)
-				return
-			}
-			if err := sseWriter.WriteData(ctx, data); err != nil {
-				log.Error(ctx, "failed to write an event", err)
-			}
-			// Prevent the handler from hanging
-			return
-		case <-keepAliveChan:
-			if err := sseWriter.WriteKeepAlive(ctx); err != nil {
-				log.Error(ctx, "failed to write keep-alive", err)
-				return
-			}
-		case data, ok := <-sseChan:
-			if !ok {
-				return
-			}
-			if err := sseWriter.WriteData(ctx, data); err != nil {
-				log.Error(ctx, "failed to write an event", err)
-				return
-			}
+	eventSeqToSSEDataStream(requestCtx, req, func(data []byte) bool {
+		if requestCtx.Err() != nil {
+			return false
 		}
-	}
+		if err := sseWriter.WriteData(ctx, data); err != nil {
+			log.Error(ctx, "failed to write an event", err)
+			return false
+		}
+		return true
+	}, events)
 }
 
-func eventSeqToSSEDataStream(ctx context.Context, req *jsonrpc.ServerRequest, sseChan chan []byte, events iter.Seq2[a2a.Event, error]) {
+func eventSeqToSSEDataStream(ctx context.Context, req *jsonrpc.ServerRequest, send func([]byte) bool, events iter.Seq2[a2a.Event, error]) {
 	handleError := func(err error) {
 		bytes, ok := marshalJSONRPCError(req, err)
 		if !ok {
 			log.Error(ctx, "failed to marshal error response", err)
 			return
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case sseChan <- bytes:
-		}
+		send(bytes)
 	}
 
 	for event, err := range events {
@@ -245,10 +222,8 @@ func eventSeqToSSEDataStream(ctx context.Context, req *jsonrpc.ServerRequest, ss
 			return
 		}
 
-		select {
-		case <-ctx.Done():
+		if !send(bytes) {
 			return
-		case sseChan <- bytes:
 		}
 	}
 }

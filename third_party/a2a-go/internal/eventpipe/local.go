@@ -22,7 +22,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/eventqueue"
 )
 
-const defaultBufferSize = 256
+// agentd patch: 16 rather than 256. Each execution holds a pipe for as
+// long as it runs, and 256 slots were 4 KB of every open stream; a writer
+// waits for room either way (the pipe's capacity bounds how far the agent
+// runs ahead of the events' processing, not whether it may).
+const defaultBufferSize = 16
 
 // Reader is an interface for reading events.
 type Reader interface {

@@ -23,6 +23,8 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -43,6 +45,52 @@ const (
 type SSEWriter struct {
 	writer  http.ResponseWriter
 	flusher http.Flusher
+
+	// agentd patch: mu serializes the writes of the handler and of its
+	// keep-alive timer (StartKeepAlive), so that the handler writes
+	// events itself instead of through a goroutine of its own.
+	mu        sync.Mutex
+	closed    bool
+	keepAlive *time.Timer
+}
+
+// errWriterClosed is what a write after Close, or after a failed
+// keep-alive, returns.
+var errWriterClosed = fmt.Errorf("sse writer closed")
+
+// StartKeepAlive writes a keep-alive every interval, from a timer, until
+// Close; a keep-alive that fails closes the writer and calls onErr. An
+// interval of 0 or less writes none. A timer holds no goroutine between
+// keep-alives, unlike a ticker waited for beside the events.
+func (w *SSEWriter) StartKeepAlive(ctx context.Context, interval time.Duration, onErr func(error)) {
+	if interval <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.keepAlive = time.AfterFunc(interval, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.closed {
+			return
+		}
+		if err := w.writeKeepAliveLocked(); err != nil {
+			w.closed = true
+			onErr(err)
+			return
+		}
+		w.keepAlive.Reset(interval)
+	})
+}
+
+// Close stops the keep-alives: once it returns, the writer writes no more.
+func (w *SSEWriter) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	if w.keepAlive != nil {
+		w.keepAlive.Stop()
+	}
 }
 
 // NewWriter creates a new [SSEWriter].
@@ -66,6 +114,15 @@ func (w *SSEWriter) WriteHeaders() {
 
 // WriteKeepAlive writes an SSE comment to keep the connection alive.
 func (w *SSEWriter) WriteKeepAlive(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errWriterClosed
+	}
+	return w.writeKeepAliveLocked()
+}
+
+func (w *SSEWriter) writeKeepAliveLocked() error {
 	if _, err := w.writer.Write([]byte(": keep-alive\n\n")); err != nil {
 		return err
 	}
@@ -75,6 +132,11 @@ func (w *SSEWriter) WriteKeepAlive(ctx context.Context) error {
 
 // WriteData writes a data block to the SSE stream.
 func (w *SSEWriter) WriteData(ctx context.Context, data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errWriterClosed
+	}
 	eventID := uuid.NewString()
 	if _, err := fmt.Fprintf(w.writer, "%s %s\n", sseIDPrefix, []byte(eventID)); err != nil {
 		return err

@@ -215,8 +215,13 @@ func runProducerConsumer(
 	// The error is returned to cancel producer context when consumer decides to return a result and stop processing events.
 	errConsumerStopped := errors.New("consumer stopped")
 
+	// agentd patch: the consumer runs in the calling goroutine, which
+	// would otherwise only wait for the group: an execution holds one
+	// goroutine (and its stack) fewer. Its error reaches the group as it
+	// would from a goroutine of the group's: through Go, which cancels the
+	// producer's context.
 	var processorResult a2a.SendMessageResult
-	group.Go(func() (err error) {
+	consumerErr := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				if panicHandler != nil {
@@ -238,7 +243,8 @@ func runProducerConsumer(
 			err = errConsumerStopped
 		}
 		return
-	})
+	}()
+	group.Go(func() error { return consumerErr })
 
 	groupErr := group.Wait()
 
