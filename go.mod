@@ -97,3 +97,5 @@ require (
 )
 
 replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk
+
+replace github.com/a2aproject/a2a-go/v2 => ./third_party/a2a-go

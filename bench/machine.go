@@ -81,6 +81,12 @@ func (e *Env) Machine(ctx context.Context) Machine {
 				}
 			case "github.com/a2aproject/a2a-go/v2":
 				m.Peers["a2a-go"] = d.Version
+				if d.Replace != nil {
+					// third_party/a2a-go: the release with agentd's
+					// server-side patches (its PATCH.md); the load
+					// generator's client code is the release's.
+					m.Peers["a2a-go"] = d.Version + " + third_party/a2a-go/PATCH.md"
+				}
 			}
 		}
 	}

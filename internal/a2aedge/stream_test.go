@@ -3,6 +3,7 @@ package a2aedge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -177,5 +178,47 @@ func TestAwaitFlush(t *testing.T) {
 	awaitFlush(context.Background())
 	if d := time.Since(start); d > flushWait/2 {
 		t.Fatalf("waited %v without notifyFlush", d)
+	}
+}
+
+// TestStreamSlowClient: a client that stops reading holds the stream's
+// writer back (the SSE writer blocks, then a2a-go's execution, then the
+// run's relay) rather than losing events: once it reads again it gets
+// every chunk of the answer, in order. The answer is several megabytes,
+// more than the sockets buffer, so the server does block.
+func TestStreamSlowClient(t *testing.T) {
+	var want strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&want, "%05d%s|", i, strings.Repeat("y", 2000))
+	}
+	f := newFixture(t, func(*llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: want.String(), Chunks: 4000}
+	}, fixtureOptions{})
+	cl := f.a2aClient("alpha")
+	var got strings.Builder
+	var final a2a.TaskState
+	paused := false
+	for ev, err := range cl.SendStreamingMessage(context.Background(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("q"))}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !paused {
+			paused = true
+			time.Sleep(time.Second)
+		}
+		switch v := ev.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			for _, p := range v.Artifact.Parts {
+				got.WriteString(p.Text())
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			final = v.Status.State
+		}
+	}
+	if final != a2a.TaskStateCompleted {
+		t.Fatalf("final state %s", final)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("streamed %d bytes of the %d-byte answer, or out of order", got.Len(), want.Len())
 	}
 }
