@@ -150,7 +150,10 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 	if onDelta == nil {
 		onDelta = func(llm.Delta) {}
 	}
-	params := p.params(req)
+	body, err := p.body(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: generate: encode the request: %w", name, err)
+	}
 	// The SDK makes the request (auth, retries, errors) and hands back
 	// the response, whose event stream its ssestream splits and decodes
 	// into streamChunk rather than oai.ChatCompletionChunk.
@@ -159,7 +162,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 	// response open after [DONE] (see drainingBody).
 	rctx, abort := context.WithCancel(ctx)
 	defer abort()
-	sdk := p.chat.NewStreaming(rctx, params, option.WithResponseBodyInto(&raw))
+	sdk := p.chat.NewStreaming(rctx, oai.ChatCompletionNewParams{}, option.WithResponseBodyInto(&raw), option.WithRequestBody("application/json", body))
 	if raw != nil && raw.Body != nil {
 		raw.Body = &drainingBody{ReadCloser: raw.Body, abort: abort}
 	}
