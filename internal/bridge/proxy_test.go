@@ -49,7 +49,7 @@ type stepsIn struct {
 	Steps int `json:"steps"`
 }
 
-func startUpstream(t *testing.T) *upstream {
+func startUpstream(t testing.TB) *upstream {
 	t.Helper()
 	u := &upstream{hanging: make(chan struct{}, 8)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
@@ -113,7 +113,7 @@ func proxyAgents() []manifest.Manifest {
 // newProxyFixture is the A2A fixture with the proxy agents and a Manager
 // connected to two upstreams ("tools" and "other", the same server) and
 // one that never connects ("down").
-func newProxyFixture(t *testing.T) (*fixture, *upstream) {
+func newProxyFixture(t testing.TB) (*fixture, *upstream) {
 	t.Helper()
 	u := startUpstream(t)
 	m := mcpclient.NewManager(mcpclient.Options{ReconnectMin: 10 * time.Millisecond, ReconnectMax: 50 * time.Millisecond})

@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -87,15 +89,7 @@ func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slo
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
-	// Concurrent runs share one provider: keep more than Go's default two
-	// idle connections per host, or every extra run pays a new handshake.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 32
-	var rt http.RoundTripper = tr
-	if wrap != nil {
-		rt = wrap(tr)
-	}
-	hc := &http.Client{Timeout: timeout, Transport: rt}
+	hc := modelClient(timeout, wrap)
 	log = log.With("provider", name)
 	// The host only: a query string may carry a key.
 	if u, err := url.Parse(ep.Shown); err == nil {
@@ -110,4 +104,53 @@ func buildProvider(name string, pc config.Provider, cfg *config.Config, log *slo
 		return gemini.New(gemini.Options{BaseURL: base, APIKey: key, APIKeyEnv: pc.APIKeyEnv, MaxRetries: pc.MaxRetries, HTTPClient: hc, Logger: log})
 	}
 	return nil, fmt.Errorf("provider %q: unknown kind %q", name, pc.Kind)
+}
+
+// modelClient is the HTTP client of a provider: each request, its answer
+// included, is bounded by timeout.
+func modelClient(timeout time.Duration, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+	// Concurrent runs share one provider: keep more than Go's default two
+	// idle connections per host, or every extra run pays a new handshake.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	var rt http.RoundTripper = tr
+	if wrap != nil {
+		rt = wrap(tr)
+	}
+	return &http.Client{Transport: deadlineTransport{next: rt, timeout: timeout}}
+}
+
+// deadlineTransport bounds each request, its body included, by a
+// deadline on its context. http.Client.Timeout does the same, but for a
+// transport it does not know (the telemetry wrapper, the SDK's own) it
+// starts a goroutine and a timer per request to enforce it: two more
+// goroutine wake-ups on every model call.
+type deadlineTransport struct {
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t deadlineTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), t.timeout)
+	res, err := t.next.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	res.Body = &cancelOnClose{ReadCloser: res.Body, cancel: cancel}
+	return res, nil
+}
+
+// cancelOnClose ends a request's deadline with its body.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+// Close implements io.Closer.
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }

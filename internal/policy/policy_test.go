@@ -93,3 +93,23 @@ func FuzzDecide(f *testing.F) {
 		}
 	})
 }
+
+// TestSeesAgreesWithVisible checks that Sees, which tool listings use,
+// answers as Visible does, with or without server and capability rules.
+func TestSeesAgreesWithVisible(t *testing.T) {
+	for _, r := range []*Rules{
+		{},
+		{Capabilities: []string{"file_*", "mcp_github_*"}},
+		{Capabilities: []string{"file_*", "mcp_github_*"}, Servers: []string{"GitHub"}},
+		{Capabilities: []string{"*"}, Servers: []string{"github", "linear"}},
+	} {
+		for _, c := range []Call{
+			{Tool: "file_read"}, {Tool: "shell_exec"}, {Tool: "mcp_github_list", Server: "github"},
+			{Tool: "mcp_github_list", Server: "gitlab"}, {Tool: "mcp_linear_x", Server: "linear"}, {Tool: "file_read", Server: "github"},
+		} {
+			if got, want := r.Sees(c), r.Visible(c).Action == Allow; got != want {
+				t.Errorf("rules %+v, call %+v: Sees %v, Visible allows %v", r, c, got, want)
+			}
+		}
+	}
+}

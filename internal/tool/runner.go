@@ -174,7 +174,7 @@ func (s *Scope) Specs() []Spec {
 			return
 		}
 		seen[sp.Name] = true
-		if s.p.Rules.Visible(policy.Call{Tool: sp.Name, Server: sp.Server}).Action == policy.Allow {
+		if s.p.Rules.Sees(policy.Call{Tool: sp.Name, Server: sp.Server}) {
 			out = append(out, sp)
 		}
 	}

@@ -30,8 +30,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -148,12 +150,22 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 	if onDelta == nil {
 		onDelta = func(llm.Delta) {}
 	}
-	params := p.params(req)
+	body, err := p.body(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: generate: encode the request: %w", name, err)
+	}
 	// The SDK makes the request (auth, retries, errors) and hands back
 	// the response, whose event stream its ssestream splits and decodes
 	// into streamChunk rather than oai.ChatCompletionChunk.
 	var raw *http.Response
-	sdk := p.chat.NewStreaming(ctx, params, option.WithResponseBodyInto(&raw))
+	// rctx lets the body's drain give up on a server that holds the
+	// response open after [DONE] (see drainingBody).
+	rctx, abort := context.WithCancel(ctx)
+	defer abort()
+	sdk := p.chat.NewStreaming(rctx, oai.ChatCompletionNewParams{}, option.WithResponseBodyInto(&raw), option.WithRequestBody("application/json", body))
+	if raw != nil && raw.Body != nil {
+		raw.Body = &drainingBody{ReadCloser: raw.Body, abort: abort}
+	}
 	stream := ssestream.NewStream[streamChunk](ssestream.NewDecoder(raw), sdk.Err())
 	defer stream.Close()
 	var acc accumulator
@@ -191,4 +203,39 @@ func (p *Provider) apiError(err error) error {
 		return fmt.Errorf("%s: generate: %w", name, e)
 	}
 	return fmt.Errorf("%s: generate: %w", name, vendorhttp.TransportError(err, p.key))
+}
+
+// The SDK's event stream stops reading at "data: [DONE]" and closes the
+// body there. Unless the end of the HTTP response (a chunked body's last,
+// empty chunk) had arrived with that event, net/http then cannot tell
+// that the response is over and closes the connection instead of keeping
+// it for the next call, which pays a new one (a TLS handshake, against a
+// remote API). A server that flushes each event, as the test suite's
+// model does, ends its response in a later packet: BenchmarkA2ASendMessage
+// dialled for 3 sends in 4. (A response written in one piece, with a
+// Content-Length, as the bench's fake model sends it, was not affected.)
+const (
+	// drainMax bounds what Close reads past the last event: a server
+	// that sends more is not worth keeping the connection for.
+	drainMax = 64 << 10
+	// drainWait bounds how long Close waits for the end of the
+	// response: past it, the connection is dropped as before.
+	drainWait = 20 * time.Millisecond
+)
+
+// drainingBody reads the rest of a response body, within drainMax and
+// drainWait, before closing it, so that net/http keeps the connection.
+type drainingBody struct {
+	io.ReadCloser
+	// abort cancels the request, which ends a read the server keeps
+	// waiting.
+	abort context.CancelFunc
+}
+
+// Close implements io.Closer.
+func (b *drainingBody) Close() error {
+	t := time.AfterFunc(drainWait, b.abort)
+	_, _ = io.CopyN(io.Discard, b.ReadCloser, drainMax)
+	t.Stop()
+	return b.ReadCloser.Close()
 }

@@ -2,15 +2,20 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
@@ -418,4 +423,85 @@ func TestToolImagesFollowTheToolMessages(t *testing.T) {
 	if got := srv.Last().Messages; len(got) != 3 || got[2].Role != llm.RoleTool {
 		t.Errorf("without images the server got %+v", got)
 	}
+}
+
+// TestStreamKeepsTheConnection checks that consecutive calls reuse one
+// connection when the server ends the response (its last, empty chunk)
+// only after the [DONE] event has gone out on its own: the SDK's stream
+// stops reading at [DONE], and the body must still be read to its end.
+// It also checks that a server holding the response open after [DONE]
+// does not hold the call for longer than the drain's bound.
+func TestStreamKeepsTheConnection(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	hold := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for _, ev := range []string{
+			`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]}`,
+			`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`[DONE]`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", ev)
+			f.Flush()
+		}
+		if r.Header.Get("X-Test-Hold") != "" {
+			<-hold
+			return
+		}
+		// The response's end goes out on its own, after [DONE].
+		time.Sleep(2 * time.Millisecond)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	defer close(hold)
+	p, err := New(Options{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		resp, err := p.Generate(t.Context(), hello, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Message.Text(); got != "ok" {
+			t.Fatalf("text %q", got)
+		}
+	}
+	mu.Lock()
+	n := conns
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("5 calls opened %d connections, want 1", n)
+	}
+	held := &http.Client{Transport: headerTransport{"X-Test-Hold", "1"}}
+	p, err = New(Options{BaseURL: srv.URL + "/v1", HTTPClient: held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = p.Generate(ctx, hello, nil)
+	if d := time.Since(start); err != nil || d > time.Second {
+		t.Errorf("a response held open after [DONE] held the call %v (err %v)", d, err)
+	}
+}
+
+// headerTransport adds a header to every request.
+type headerTransport struct{ key, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.key, h.value)
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/agentd/agentd/internal/llm"
 )
 
-// params converts a neutral request into Chat Completions parameters.
+// params converts a neutral request into Chat Completions parameters:
+// the SDK's version of the body Generate sends (body.go), which the
+// tests hold body to.
 func (p *Provider) params(req *llm.Request) oai.ChatCompletionNewParams {
 	params := oai.ChatCompletionNewParams{
 		Model:         req.Model,
@@ -44,6 +46,13 @@ func (p *Provider) params(req *llm.Request) oai.ChatCompletionNewParams {
 // tool passes the tool's JSON Schema through unchanged: the definition is
 // sent as raw JSON rather than rebuilt from a map.
 func tool(t llm.ToolDef) oai.ChatCompletionToolUnionParam {
+	return oai.ChatCompletionToolUnionParam{OfFunction: &oai.ChatCompletionFunctionToolParam{
+		Function: param.Override[shared.FunctionDefinitionParam](toolFunction(t)),
+	}}
+}
+
+// toolFunction is a tool's function definition as raw JSON.
+func toolFunction(t llm.ToolDef) json.RawMessage {
 	schema := t.InputSchema
 	if len(bytes.TrimSpace(schema)) == 0 {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -61,9 +70,7 @@ func tool(t llm.ToolDef) oai.ChatCompletionToolUnionParam {
 			Description string `json:"description,omitempty"`
 		}{t.Name, t.Description})
 	}
-	return oai.ChatCompletionToolUnionParam{OfFunction: &oai.ChatCompletionFunctionToolParam{
-		Function: param.Override[shared.FunctionDefinitionParam](json.RawMessage(raw)),
-	}}
+	return raw
 }
 
 // messages converts the system prompt and history. Tool results become one
