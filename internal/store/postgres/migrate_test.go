@@ -37,21 +37,7 @@ func TestUpgradeDropsTaskIndexes(t *testing.T) {
 	}
 
 	db := open(t, url)
-	rows, err := old.Query(ctx, "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'tasks' ORDER BY indexname")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var indexes []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		indexes = append(indexes, name)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	indexes, _ := indexDefs(t, old, "tasks")
 	if want := []string{"tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_pkey", "tasks_running"}; !slices.Equal(indexes, want) {
 		t.Errorf("task indexes after the upgrade = %v, want %v", indexes, want)
 	}
@@ -80,6 +66,28 @@ func TestUpgradeDropsTaskIndexes(t *testing.T) {
 	if got, want := ids(store.TaskFilter{}), []string{"t3", "t4"}; !slices.Equal(got, want) {
 		t.Errorf("tasks after pruning = %v, want %v", got, want)
 	}
+}
+
+// indexDefs lists the indexes of tables in the current schema, by name,
+// with their definitions.
+func indexDefs(t *testing.T, conn *pgx.Conn, tables ...string) (names, defs []string) {
+	t.Helper()
+	rows, err := conn.Query(t.Context(), "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ANY($1) ORDER BY indexname", tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		names, defs = append(names, name), append(defs, def)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names, defs
 }
 
 // released writes into old what migrate wrote for the migrations names
@@ -125,23 +133,11 @@ func TestUpgradeAuditIndexesAscending(t *testing.T) {
 	}
 
 	db := open(t, url)
-	rows, err := old.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'audit' ORDER BY indexname")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
+	names, defs := indexDefs(t, old, "audit")
+	for i, def := range defs {
 		if strings.Contains(def, "DESC") {
-			t.Errorf("index %s after the upgrade is %q: still descending", name, def)
+			t.Errorf("index %s after the upgrade is %q: still descending", names[i], def)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if want := []string{"audit_by_agent", "audit_by_principal", "audit_by_session", "audit_by_time", "audit_by_tool", "audit_pkey"}; !slices.Equal(names, want) {
 		t.Errorf("audit indexes after the upgrade = %v, want %v", names, want)
@@ -189,23 +185,11 @@ func TestUpgradeTimeIndexes(t *testing.T) {
 	}
 
 	db := open(t, url)
-	rows, err := old.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('sessions', 'tasks', 'memories') ORDER BY indexname")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
+	names, defs := indexDefs(t, old, "sessions", "tasks", "memories")
+	for i, def := range defs {
 		if strings.Contains(def, "updated_at DESC") {
-			t.Errorf("index %s after the upgrade is %q: time still descending", name, def)
+			t.Errorf("index %s after the upgrade is %q: time still descending", names[i], def)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if want := []string{"memories_by_updated", "memories_pkey", "sessions_by_agent", "sessions_by_principal", "sessions_by_updated", "sessions_pkey",
 		"tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_pkey", "tasks_running"}; !slices.Equal(names, want) {

@@ -39,21 +39,7 @@ func TestUpgradeDropsTaskIndexes(t *testing.T) {
 
 	db := open(t, path)
 	defer db.Close()
-	var indexes []string
-	rows, err := rawDB(t, path).QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		indexes = append(indexes, name)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	indexes, _ := indexDefs(t, path, "tasks")
 	if want := []string{"tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_running"}; !slices.Equal(indexes, want) {
 		t.Errorf("task indexes after the upgrade = %v, want %v", indexes, want)
 	}
@@ -135,23 +121,11 @@ func TestUpgradeAuditIndexesAscending(t *testing.T) {
 
 	db := open(t, path)
 	defer db.Close()
-	rows, err := rawDB(t, path).QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' AND sql IS NOT NULL ORDER BY name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
+	names, defs := indexDefs(t, path, "audit")
+	for i, def := range defs {
 		if strings.Contains(strings.ToUpper(def), "DESC") {
-			t.Errorf("index %s after the upgrade is %q: still descending", name, def)
+			t.Errorf("index %s after the upgrade is %q: still descending", names[i], def)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if want := []string{"audit_by_agent", "audit_by_principal", "audit_by_session", "audit_by_time", "audit_by_tool"}; !slices.Equal(names, want) {
 		t.Errorf("audit indexes after the upgrade = %v, want %v", names, want)
@@ -198,23 +172,11 @@ func TestUpgradeTimeIndexes(t *testing.T) {
 
 	db := open(t, path)
 	defer db.Close()
-	rows, err := rawDB(t, path).QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('sessions', 'tasks', 'memories') AND sql IS NOT NULL ORDER BY name")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, name)
+	names, defs := indexDefs(t, path, "sessions", "tasks", "memories")
+	for i, def := range defs {
 		if strings.Contains(def, "updated_at DESC") {
-			t.Errorf("index %s after the upgrade is %q: time still descending", name, def)
+			t.Errorf("index %s after the upgrade is %q: time still descending", names[i], def)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if want := []string{"memories_by_updated", "sessions_by_agent", "sessions_by_principal", "sessions_by_updated", "tasks_by_agent", "tasks_by_context", "tasks_by_updated", "tasks_running"}; !slices.Equal(names, want) {
 		t.Errorf("indexes after the upgrade = %v, want %v", names, want)
@@ -246,6 +208,30 @@ func TestUpgradeTimeIndexes(t *testing.T) {
 			t.Errorf("tasks %+v after the upgrade = %v, want %v", f, got, want)
 		}
 	}
+}
+
+// indexDefs lists the indexes of tables that the schema declares (not
+// those of primary keys and UNIQUE), by name, with their SQL.
+func indexDefs(t *testing.T, path string, tables ...string) (names, defs []string) {
+	t.Helper()
+	rows, err := rawDB(t, path).QueryContext(t.Context(), "SELECT name, sql, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, def, table string
+		if err := rows.Scan(&name, &def, &table); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(tables, table) {
+			names, defs = append(names, name), append(defs, def)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names, defs
 }
 
 func execRaw(t *testing.T, db *sql.DB, q string) {
