@@ -5,8 +5,11 @@ package mcpclient
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,5 +118,45 @@ func FuzzResumeState(f *testing.F) {
 		if err == nil && !pk.issued("srv", state) {
 			t.Fatalf("resume(%q) accepted a state not issued: %v %q", state, p, up)
 		}
+	})
+}
+
+// TestParkingWorkers: parked calls one after another run on one worker,
+// which ends once idle for workerIdle; calls at once get workers of their
+// own; close ends idle workers.
+func TestParkingWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		pk := newParking()
+		for range 5 {
+			done := make(chan struct{})
+			pk.run(func() { close(done) })
+			<-done
+			synctest.Wait()
+			if n := runtime.NumGoroutine() - base; n != 1 {
+				t.Fatalf("%d goroutines after calls one after another, want 1 worker", n)
+			}
+		}
+		time.Sleep(workerIdle)
+		synctest.Wait()
+		if n := runtime.NumGoroutine() - base; n != 0 {
+			t.Fatalf("%d goroutines after the worker was idle for %v, want 0", n, workerIdle)
+		}
+
+		release := make(chan struct{})
+		for range 3 {
+			pk.run(func() { <-release })
+		}
+		synctest.Wait()
+		if n := runtime.NumGoroutine() - base; n != 3 {
+			t.Fatalf("%d goroutines for 3 calls at once, want 3 workers", n)
+		}
+		close(release)
+		synctest.Wait()
+		pk.close()
+		if n := runtime.NumGoroutine() - base; n != 0 {
+			t.Fatalf("%d goroutines after close, want 0", n)
+		}
+		pk.close() // a second close is harmless
 	})
 }
