@@ -231,6 +231,29 @@ func TestGatewayRelaysToCaller(t *testing.T) {
 		})
 	}
 
+	// The same asks without a log level in _meta: the stateless fast
+	// path (fastcall.go) serves these calls, and must hand the upstream
+	// the client's capabilities as the SDK's path does.
+	for _, tt := range []struct {
+		name  string
+		offer bool
+		want  string
+		isErr bool
+	}{
+		{"fast path: session asks a 2026-07-28 client in results", true, "accept ann", false},
+		{"fast path: a 2026-07-28 client without elicitation is not asked", false, "client does not support elicitation", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := connectDownstream(t, base+"legacy", newEra, tt.offer)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := d.cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+			if err != nil || res.IsError != tt.isErr || !strings.Contains(textOf(t, res), tt.want) {
+				t.Fatalf("result %+v (%q), err %v; want %q (error %v)", res, textOf(t, res), err, tt.want, tt.isErr)
+			}
+		})
+	}
+
 	for _, gw := range []string{"legacy", "modern"} {
 		for _, era := range []string{oldEra, newEra} {
 			t.Run("log messages from "+gw+" to "+era, func(t *testing.T) {

@@ -76,9 +76,10 @@ type fastEnvelope struct {
 // reads. Only the members it needs are decoded; the arguments are kept
 // as they came (copied: body's buffer is reused once the request ends,
 // and a parked call may outlive it).
-func readCall(body []byte, metas *metaCache) (fastEnvelope, mcp.CallToolParamsRaw, bool) {
+func readCall(body []byte, metas *metaCache) (fastEnvelope, mcp.CallToolParamsRaw, *mcp.ClientCapabilities, bool) {
 	var env fastEnvelope
 	var p mcp.CallToolParamsRaw
+	var caps *mcp.ClientCapabilities
 	var seen uint8
 	once := func(bit uint8) bool {
 		if seen&bit != 0 {
@@ -104,7 +105,7 @@ func readCall(body []byte, metas *metaCache) (fastEnvelope, mcp.CallToolParamsRa
 		return false
 	})
 	if !ok || seen != 15 {
-		return env, p, false
+		return env, p, nil, false
 	}
 	seen = 0
 	ok = jsonrpcwire.Members(env.Params, func(k, v []byte) bool {
@@ -118,13 +119,13 @@ func readCall(body []byte, metas *metaCache) (fastEnvelope, mcp.CallToolParamsRa
 			if !once(4) || len(v) == 0 || v[0] != '{' {
 				return false
 			}
-			var ok bool
-			p.Meta, ok = metas.decode(v)
+			e, ok := metas.decode(v)
+			p.Meta, caps = e.meta, e.caps
 			return ok
 		}
 		return false
 	})
-	return env, p, ok && p.Name != ""
+	return env, p, caps, ok && p.Name != ""
 }
 
 // metaCache keeps the _meta of recent fast-path requests decoded. A
@@ -137,7 +138,15 @@ func readCall(body []byte, metas *metaCache) (fastEnvelope, mcp.CallToolParamsRa
 // cache is emptied when it fills.
 type metaCache struct {
 	mu sync.Mutex
-	m  map[string]mcp.Meta
+	m  map[string]metaEntry
+}
+
+// metaEntry is a decoded _meta and the client capabilities it declares,
+// decoded once too (the SDK's ClientCapabilities re-encodes and decodes
+// them on every call: ~1.7% of agentd's CPU per 2026-07-28 gateway call).
+type metaEntry struct {
+	meta mcp.Meta
+	caps *mcp.ClientCapabilities
 }
 
 const (
@@ -145,30 +154,32 @@ const (
 	metaCacheMax  = 4 << 10 // bytes of one _meta
 )
 
-// decode returns raw (a JSON object) decoded as encoding/json does, and
-// false if it does not decode. A nil cache decodes each time.
-func (c *metaCache) decode(raw []byte) (mcp.Meta, bool) {
+// decode returns raw (a JSON object) decoded as encoding/json does, with
+// the capabilities it declares as the SDK reads them, and false if it
+// does not decode. A nil cache decodes each time.
+func (c *metaCache) decode(raw []byte) (metaEntry, bool) {
 	if c != nil {
 		c.mu.Lock()
-		m, ok := c.m[string(raw)]
+		e, ok := c.m[string(raw)]
 		c.mu.Unlock()
 		if ok {
-			return m, true
+			return e, true
 		}
 	}
 	var m mcp.Meta
 	if json.Unmarshal(raw, &m) != nil {
-		return nil, false
+		return metaEntry{}, false
 	}
+	e := metaEntry{meta: m, caps: (&mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: m}}).ClientCapabilities()}
 	if c != nil && len(raw) <= metaCacheMax {
 		c.mu.Lock()
 		if len(c.m) >= metaCacheSize || c.m == nil {
-			c.m = make(map[string]mcp.Meta, metaCacheSize)
+			c.m = make(map[string]metaEntry, metaCacheSize)
 		}
-		c.m[string(raw)] = m
+		c.m[string(raw)] = e
 		c.mu.Unlock()
 	}
-	return m, true
+	return e, true
 }
 
 // fastCall serves body, a stateless tools/call of endpoint e, when it can;
@@ -182,7 +193,7 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, b
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
-	env, p, ok := readCall(body, &s.metas)
+	env, p, caps, ok := readCall(body, &s.metas)
 	if !ok || h.Get("Mcp-Name") != p.Name || !fastMeta(p.Meta) {
 		return false
 	}
@@ -197,7 +208,14 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, b
 	// path (see httpHandler).
 	telemetry.Inject(r.Context(), h)
 	req := &mcp.CallToolRequest{Params: &p, Extra: &mcp.RequestExtra{TokenInfo: tok, Header: h}}
-	res, err := e.fastChain(r.Context(), "tools/call", req)
+	var chained mcp.Request = req
+	if ft.relayed != nil {
+		// A gateway tool gets the caller gatewayCaller would make, with
+		// the capabilities decoded once per distinct _meta. The fast
+		// path takes no input responses or request state (readCall).
+		chained = &fastRequest{CallToolRequest: req, caller: &mcpclient.Caller{Capabilities: caps, PassInput: true}}
+	}
+	res, err := e.fastChain(r.Context(), "tools/call", chained)
 	var out []byte
 	if err == nil {
 		ctr, _ := res.(*mcp.CallToolResult)
@@ -241,9 +259,10 @@ func (e *endpoint) callFast(ctx context.Context, _ string, req mcp.Request) (mcp
 	return ft.h(ctx, r)
 }
 
-// fastRequest is a call of a session on the fast path: the request, and
+// fastRequest is a call on the fast path with its caller: for a session,
 // the caller that relays the upstream's requests on the call's own
-// response (fastsession.go).
+// response (fastsession.go); for a stateless call, the one gatewayCaller
+// would make (fastCall).
 type fastRequest struct {
 	*mcp.CallToolRequest
 	caller *mcpclient.Caller

@@ -307,16 +307,19 @@ func gatewayHarness(t *testing.T, url string, o harnessOptions) *harness {
 func TestMetaCache(t *testing.T) {
 	var c metaCache
 	raw := []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`)
-	first, ok := c.decode(raw)
+	e, ok := c.decode(raw)
 	if !ok {
 		t.Fatal("a valid _meta did not decode")
 	}
 	var fresh mcp.Meta
-	if err := json.Unmarshal(raw, &fresh); err != nil || !reflect.DeepEqual(first, fresh) {
-		t.Fatalf("decoded %v, encoding/json gives %v (%v)", first, fresh, err)
+	if err := json.Unmarshal(raw, &fresh); err != nil || !reflect.DeepEqual(e.meta, fresh) {
+		t.Fatalf("decoded %v, encoding/json gives %v (%v)", e.meta, fresh, err)
+	}
+	if want := (&mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: fresh}}).ClientCapabilities(); want == nil || !reflect.DeepEqual(e.caps, want) {
+		t.Fatalf("capabilities %+v, the SDK reads %+v", e.caps, want)
 	}
 	again, _ := c.decode(bytes.Clone(raw))
-	if reflect.ValueOf(again).Pointer() != reflect.ValueOf(first).Pointer() {
+	if reflect.ValueOf(again.meta).Pointer() != reflect.ValueOf(e.meta).Pointer() || again.caps != e.caps {
 		t.Error("the same _meta was decoded again instead of reused")
 	}
 	if _, ok := c.decode([]byte(`{"a":`)); ok {

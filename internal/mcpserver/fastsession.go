@@ -207,7 +207,7 @@ func (s *Server) fastSession(w http.ResponseWriter, r *http.Request, e *endpoint
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
 		return false
 	}
-	env, p, ok := readCall(body, &s.metas)
+	env, p, _, ok := readCall(body, &s.metas)
 	if !ok {
 		return false
 	}
