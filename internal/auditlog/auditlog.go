@@ -115,7 +115,7 @@ func (w *Writer) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, e
 		return w.st.AppendAudit(context.WithoutCancel(ctx), r)
 	}
 	w.q <- item{rec: &r}
-	full := len(w.q) >= w.maxBatch
+	full := len(w.q) >= w.fullAt()
 	w.mu.RUnlock()
 	if full {
 		w.nudge()
@@ -189,7 +189,7 @@ func (w *Writer) run() {
 // ends the loop once the queue is empty). A nudge left over from an
 // earlier batch only ends one wait early.
 func (w *Writer) gather(batch []item, timer *time.Timer) []item {
-	if batch[0].rec != nil && w.linger >= 0 && len(w.q) < w.maxBatch-1 {
+	if batch[0].rec != nil && w.linger >= 0 && len(w.q) < w.fullAt()-1 {
 		timer.Reset(w.linger)
 		select {
 		case <-timer.C:
@@ -210,6 +210,12 @@ func (w *Writer) gather(batch []item, timer *time.Timer) []item {
 	}
 	return batch
 }
+
+// fullAt is how many queued records end the linger: a full batch, or a
+// full queue when the queue is smaller than a batch (otherwise callers
+// waiting for room would wait out the linger, the queue never holding a
+// full batch).
+func (w *Writer) fullAt() int { return min(w.maxBatch, cap(w.q)) }
 
 // nudge ends the writer's linger (see gather).
 func (w *Writer) nudge() {

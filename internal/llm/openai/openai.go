@@ -33,6 +33,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
@@ -234,8 +235,17 @@ type drainingBody struct {
 
 // Close implements io.Closer.
 func (b *drainingBody) Close() error {
-	t := time.AfterFunc(drainWait, b.abort)
+	var once sync.Once
+	var err error
+	closeBody := func() { once.Do(func() { err = b.ReadCloser.Close() }) }
+	t := time.AfterFunc(drainWait, func() {
+		b.abort()
+		// A body that does not end with the request's context (one
+		// from a caller's RoundTripper) ends when it is closed.
+		closeBody()
+	})
 	_, _ = io.CopyN(io.Discard, b.ReadCloser, drainMax)
 	t.Stop()
-	return b.ReadCloser.Close()
+	closeBody() // once the timer's, if it fired
+	return err
 }
