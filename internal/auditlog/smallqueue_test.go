@@ -10,10 +10,10 @@ import (
 	"github.com/agentd/agentd/internal/store"
 )
 
-
-// TestReviewSmallQueueLingers: with a queue smaller than a batch, a full
-// queue never nudges the writer: every caller waits out the linger.
-func TestReviewSmallQueueLingers(t *testing.T) {
+// TestSmallQueueEndsLinger: with a queue smaller than a batch, a full
+// queue ends the writer's linger, so that callers waiting for room do not
+// wait it out (they did when only a full batch ended it).
+func TestSmallQueueEndsLinger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := &gate{release: make(chan struct{})}
 		close(g.release)

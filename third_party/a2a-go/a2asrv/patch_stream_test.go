@@ -20,10 +20,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/internal/sse"
 )
 
-// reviewRW is a ResponseWriter whose writes fail once failAfter bytes
+// failingRW is a ResponseWriter whose writes fail once failAfter bytes
 // were written (0: never), and which records writes after the handler
 // returned.
-type reviewRW struct {
+type failingRW struct {
 	mu        sync.Mutex
 	h         http.Header
 	buf       bytes.Buffer
@@ -32,9 +32,9 @@ type reviewRW struct {
 	late      atomic.Int32
 }
 
-func (w *reviewRW) Header() http.Header { return w.h }
-func (w *reviewRW) WriteHeader(int)     {}
-func (w *reviewRW) Write(p []byte) (int, error) {
+func (w *failingRW) Header() http.Header { return w.h }
+func (w *failingRW) WriteHeader(int)     {}
+func (w *failingRW) Write(p []byte) (int, error) {
 	if w.returned.Load() {
 		w.late.Add(1)
 	}
@@ -45,13 +45,13 @@ func (w *reviewRW) Write(p []byte) (int, error) {
 	}
 	return w.buf.Write(p)
 }
-func (w *reviewRW) Flush() {
+func (w *failingRW) Flush() {
 	if w.returned.Load() {
 		w.late.Add(1)
 	}
 }
 
-func reviewStreamRequest(t *testing.T, ctx context.Context) *http.Request {
+func streamRequest(t *testing.T, ctx context.Context) *http.Request {
 	request := jsonrpc.ServerRequest{
 		JSONRPC: "2.0",
 		Method:  jsonrpc.MethodMessageStream,
@@ -65,7 +65,7 @@ func reviewStreamRequest(t *testing.T, ctx context.Context) *http.Request {
 
 // A keep-alive that fails while the stream waits for its next event
 // ends the stream (as the handler returning did in v2.4.0).
-func TestReviewKeepAliveFailureEndsStream(t *testing.T) {
+func TestKeepAliveFailureEndsStream(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	executor := &mockAgentExecutor{
@@ -79,11 +79,11 @@ func TestReviewKeepAliveFailureEndsStream(t *testing.T) {
 		},
 	}
 	h := NewJSONRPCHandler(NewHandler(executor), WithTransportKeepAlive(5*time.Millisecond))
-	rw := &reviewRW{h: http.Header{}}
+	rw := &failingRW{h: http.Header{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.ServeHTTP(rw, reviewStreamRequest(t, t.Context()))
+		h.ServeHTTP(rw, streamRequest(t, t.Context()))
 	}()
 	// Let the first event out, then break the connection.
 	time.Sleep(50 * time.Millisecond)
@@ -99,7 +99,7 @@ func TestReviewKeepAliveFailureEndsStream(t *testing.T) {
 
 // No write reaches the ResponseWriter after the handler returned, with
 // keep-alives firing all the time.
-func TestReviewNoWriteAfterReturn(t *testing.T) {
+func TestNoWriteAfterReturn(t *testing.T) {
 	executor := &mockAgentExecutor{
 		ExecuteFunc: func(ctx context.Context, execCtx *ExecutorContext) iter.Seq2[a2a.Event, error] {
 			return func(yield func(a2a.Event, error) bool) {
@@ -114,8 +114,8 @@ func TestReviewNoWriteAfterReturn(t *testing.T) {
 	h := NewJSONRPCHandler(NewHandler(executor), WithTransportKeepAlive(time.Microsecond))
 	var late int32
 	for range 300 {
-		rw := &reviewRW{h: http.Header{}}
-		h.ServeHTTP(rw, reviewStreamRequest(t, t.Context()))
+		rw := &failingRW{h: http.Header{}}
+		h.ServeHTTP(rw, streamRequest(t, t.Context()))
 		rw.returned.Store(true)
 		time.Sleep(20 * time.Microsecond)
 		late += rw.late.Load()
@@ -127,7 +127,7 @@ func TestReviewNoWriteAfterReturn(t *testing.T) {
 
 // A client that stops reading a stream of large events and then leaves:
 // the handler returns and no goroutine is left once the execution ends.
-func TestReviewStalledClientLeaves(t *testing.T) {
+func TestStalledClientLeaves(t *testing.T) {
 	big := strings.Repeat("x", 256<<10)
 	finished := make(chan struct{})
 	executor := &mockAgentExecutor{
@@ -157,7 +157,7 @@ func TestReviewStalledClientLeaves(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	req := reviewStreamRequest(t, ctx)
+	req := streamRequest(t, ctx)
 	req.RequestURI = ""
 	req.URL, _ = req.URL.Parse(srv.URL)
 	resp, err := http.DefaultClient.Do(req)

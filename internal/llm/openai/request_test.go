@@ -14,7 +14,7 @@ import (
 	"github.com/agentd/agentd/internal/llm"
 )
 
-func TestReviewBodyMoreCases(t *testing.T) {
+func TestBodyMoreCases(t *testing.T) {
 	img := llm.Image{MIMEType: "image/png", Data: []byte{1, 2, 3}}
 	cases := map[string]*llm.Request{
 		"assistant calls only": {Model: "m", Messages: []llm.Message{
@@ -49,7 +49,7 @@ func TestReviewBodyMoreCases(t *testing.T) {
 	}
 }
 
-func TestReviewRetryResendsBody(t *testing.T) {
+func TestRetryResendsBody(t *testing.T) {
 	var mu sync.Mutex
 	var bodies [][]byte
 	var ctypes []string
@@ -105,7 +105,7 @@ func TestReviewRetryResendsBody(t *testing.T) {
 // A transport whose response body does not end with the request's
 // context (a recording or caching RoundTripper, a test double): a server
 // holding the response open after [DONE] holds the call for good.
-func TestReviewDrainBodyIgnoringContext(t *testing.T) {
+func TestDrainBodyIgnoringContext(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
