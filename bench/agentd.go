@@ -42,6 +42,8 @@ type AgentdConfig struct {
 	// MetricsOff turns metrics off ([metrics] enabled = false); otherwise
 	// /metrics is served without a key, for the bench to read.
 	MetricsOff bool
+	// Env is added to the process's environment (GOMAXPROCS=1).
+	Env []string
 }
 
 // Agentd is a running agentd.
@@ -132,6 +134,7 @@ func (e *Env) StartAgentd(ctx context.Context, name string, c AgentdConfig) (*Ag
 	if c.PostgresURL != "" {
 		a.env = append(a.env, pgURLEnv+"="+c.PostgresURL)
 	}
+	a.env = append(a.env, c.Env...)
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -230,6 +233,39 @@ func (e *Env) startMain(ctx context.Context) (*Agentd, error) {
 		if err := a.WaitMCP(ctx, e.HTTP, 1, 60*time.Second); err != nil {
 			e.mainMCPErr = fmt.Errorf("agentd main: %w", err)
 		}
+	}
+	return a, nil
+}
+
+// OneProcAgentd starts, once, an instance configured as the main one but
+// run with GOMAXPROCS=1, for scenarios 1 and 3's information rows: on a
+// small machine that agentd shares with its MCP servers and its clients,
+// the Go scheduler's idle processors spin looking for work on every
+// hand-off, and one processor spends less CPU per request. The rows
+// show what that setting does here; no target reads them.
+func (e *Env) OneProcAgentd(ctx context.Context) (*Agentd, error) {
+	e.oneProcOnce.Do(func() {
+		e.oneProc, e.oneProcErr = e.startOneProc(ctx)
+	})
+	return e.oneProc, e.oneProcErr
+}
+
+func (e *Env) startOneProc(ctx context.Context) (*Agentd, error) {
+	if err := e.NeedNode(); err != nil {
+		return nil, err
+	}
+	llm, err := e.FakeLLM(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := AgentdConfig{LLM: llm, Workspace: filepath.Join(e.Tmp, "ws-looper"), ExposeTools: true,
+		Servers: []string{"everything"}, Gateways: []string{"everything"}, Env: []string{"GOMAXPROCS=1"}}
+	a, err := e.StartAgentd(ctx, "gomaxprocs1", c)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.WaitMCP(ctx, e.HTTP, 1, 60*time.Second); err != nil {
+		return nil, fmt.Errorf("agentd gomaxprocs1: %w", err)
 	}
 	return a, nil
 }

@@ -56,6 +56,10 @@ type Env struct {
 	// mainMCPErr says why the main instance's upstream MCP server is not
 	// connected; scenarios that do not need it still run.
 	mainMCPErr error
+	// The GOMAXPROCS=1 instance (OneProcAgentd).
+	oneProcOnce sync.Once
+	oneProc     *Agentd
+	oneProcErr  error
 }
 
 // NewEnv finds the repository and the Node peers and makes a scratch

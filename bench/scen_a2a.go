@@ -16,6 +16,8 @@ const (
 	pathA2AAgentd = "agentd /a2a/agents/instant"
 	pathA2AJS     = "@a2a-js/sdk server"
 	pathA2AProxy  = "agentd /a2a/agents/proxy (mcp_proxy, no model)"
+	// For information: the same agent with one processor (OneProcAgentd).
+	pathA2AOneProc = "agentd /a2a/agents/instant, GOMAXPROCS=1"
 )
 
 // a2aSend returns a load function sending one text message and requiring
@@ -115,6 +117,14 @@ func runA2A(ctx context.Context, e *Env, res *Scenario) error {
 			targets = append(targets, target{pathA2AProxy, c, a2aSendParts(c, proxyPart())})
 		}
 	}
+	if one, err := e.OneProcAgentd(ctx); err != nil {
+		res.naRow(pathA2AOneProc, err)
+	} else if c, err := e.A2AClient(ctx, one.URL+"/a2a/agents/"+agentInstant); err != nil {
+		res.naRow(pathA2AOneProc, err)
+	} else {
+		defer c.Destroy()
+		targets = append(targets, target{pathA2AOneProc, c, a2aSend(c)})
+	}
 	var live []target
 	for _, t := range targets {
 		if err := t.send(ctx); err != nil {
@@ -144,7 +154,7 @@ func runA2A(ctx context.Context, e *Env, res *Scenario) error {
 	var cells []*Cell
 	fns := map[*Cell]func(context.Context) (time.Duration, error){}
 	for _, t := range live {
-		if t.name == pathA2AProxy {
+		if t.name == pathA2AProxy || t.name == pathA2AOneProc {
 			continue
 		}
 		c := &Cell{Path: t.name + " stream, first event", Concurrency: 1}

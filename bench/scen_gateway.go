@@ -15,17 +15,21 @@ import (
 // speak, as server-everything does) and stateless 2026-07-28 requests
 // (which mcp-proxy also serves).
 const (
-	pathDirect       = "direct stdio (go-sdk client)"
-	pathGateway      = "agentd /mcp/gateway/everything"
-	pathGatewayNew   = "agentd /mcp/gateway/everything, stateless"
-	pathExpose       = "agentd /mcp (expose_tools), stateless"
-	pathSupergw      = "supergateway (stateful streamable)"
-	pathMCPProxy     = "mcp-proxy (stateful streamable)"
-	pathMCPProxyNew  = "mcp-proxy, stateless"
-	pathFloor        = "floor relay (bench/floorrelay)"
-	sessionVersion   = "2025-11-25"
-	statelessLatest  = "" // whatever the client and agentd negotiate
-	statelessVersion = "2026-07-28"
+	pathDirect      = "direct stdio (go-sdk client)"
+	pathGateway     = "agentd /mcp/gateway/everything"
+	pathGatewayNew  = "agentd /mcp/gateway/everything, stateless"
+	pathExpose      = "agentd /mcp (expose_tools), stateless"
+	pathSupergw     = "supergateway (stateful streamable)"
+	pathMCPProxy    = "mcp-proxy (stateful streamable)"
+	pathMCPProxyNew = "mcp-proxy, stateless"
+	pathFloor       = "floor relay (bench/floorrelay)"
+	// For information (no target reads them): the same agentd with one
+	// processor (OneProcAgentd).
+	pathGatewayOneProc    = "agentd /mcp/gateway/everything, GOMAXPROCS=1"
+	pathGatewayNewOneProc = "agentd /mcp/gateway/everything, stateless, GOMAXPROCS=1"
+	sessionVersion        = "2025-11-25"
+	statelessLatest       = "" // whatever the client and agentd negotiate
+	statelessVersion      = "2026-07-28"
 )
 
 // mcpPath is one way to reach a tool.
@@ -116,6 +120,21 @@ func runGateway(ctx context.Context, e *Env, res *Scenario) error {
 		}
 		defer cs.Close()
 		paths = append(paths, mcpPath{p.name, cs, tool})
+	}
+
+	if one, err := e.OneProcAgentd(ctx); err != nil {
+		res.naRow(pathGatewayOneProc, err)
+		res.naRow(pathGatewayNewOneProc, err)
+	} else {
+		for _, p := range []struct{ name, version string }{{pathGatewayOneProc, sessionVersion}, {pathGatewayNewOneProc, statelessLatest}} {
+			cs, tool, err := connectAgentdTool(ctx, e, one, "/mcp/gateway/everything", p.version, echo)
+			if err != nil {
+				res.naRow(p.name, err)
+				continue
+			}
+			defer cs.Close()
+			paths = append(paths, mcpPath{p.name, cs, tool})
+		}
 	}
 
 	// Peers stop with the scenario, so they do not load the next ones.
