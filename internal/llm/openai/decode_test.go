@@ -83,6 +83,9 @@ func FuzzChunkDecoder(f *testing.F) {
 		`{"choices":[{"index":0,"delta":{"reasoning":"hmm","refusal":"no"}}]}`,
 		`{"choices":[{"index":0,"delta":{"content":"hi","reasoning":{"effort":"low"}}}]}`,
 		`{"choices":[{"index":0,"delta":{}}],"usage":{"prompt_tokens":"many","completion_tokens":2}}`,
+		// Repeated names: the SDK keeps the first, at every level.
+		`{"choices":[{"index":1,"index":2,"delta":{"content":"a","content":"b","reasoning":"","reasoning":"r"}}],"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2},"usage":null}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":1,"index":2,"id":"a","id":"b","function":{"name":"n","name":"m","arguments":"x","arguments":"y"},"function":{}}],"tool_calls":[]}}]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -154,8 +155,8 @@ func (c *streamChunk) UnmarshalJSON(data []byte) error {
 	case !root.IsObject():
 		return &json.UnmarshalTypeError{Value: "non-object", Type: reflect.TypeFor[streamChunk]()}
 	}
-	root.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	forFields(root, []string{"choices", "usage"}, func(k string, v gjson.Result) {
+		switch k {
 		case "choices":
 			c.Choices = nil
 			if v.IsArray() {
@@ -169,7 +170,7 @@ func (c *streamChunk) UnmarshalJSON(data []byte) error {
 			c.Usage = nil
 			if v.Type != gjson.Null {
 				u := &chunkUsage{}
-				forFields(v, func(k string, v gjson.Result) {
+				forFields(v, []string{"prompt_tokens", "completion_tokens"}, func(k string, v gjson.Result) {
 					switch k {
 					case "prompt_tokens":
 						u.PromptTokens = v.Int()
@@ -180,18 +181,26 @@ func (c *streamChunk) UnmarshalJSON(data []byte) error {
 				c.Usage = u
 			}
 		}
-		return true
 	})
 	return nil
 }
 
-// forFields calls f for each field of v, if v is an object; the SDK reads
-// any other value as an object without fields.
-func forFields(v gjson.Result, f func(k string, v gjson.Result)) {
+// forFields calls f for the fields of v named in keys, if v is an object;
+// the SDK reads any other value as an object without fields. A name that
+// appears twice counts once, at its first appearance: the SDK's decoder
+// keeps the first of repeated names (encoding/json would keep the last),
+// which FuzzChunkDecoder found.
+func forFields(v gjson.Result, keys []string, f func(k string, v gjson.Result)) {
 	if !v.IsObject() {
 		return
 	}
+	var seen uint64 // bit i: keys[i] was met
 	v.ForEach(func(k, v gjson.Result) bool {
+		i := slices.Index(keys, k.Str)
+		if i < 0 || seen&(1<<i) != 0 {
+			return true
+		}
+		seen |= 1 << i
 		f(k.Str, v)
 		return true
 	})
@@ -199,7 +208,7 @@ func forFields(v gjson.Result, f func(k string, v gjson.Result)) {
 
 func decodeChoice(v gjson.Result) chunkChoice {
 	var ch chunkChoice
-	forFields(v, func(k string, v gjson.Result) {
+	forFields(v, []string{"index", "finish_reason", "delta"}, func(k string, v gjson.Result) {
 		switch k {
 		case "index":
 			ch.Index = v.Int()
@@ -207,7 +216,7 @@ func decodeChoice(v gjson.Result) chunkChoice {
 			ch.FinishReason = v.String()
 		case "delta":
 			ch.Delta = chunkDelta{}
-			forFields(v, func(k string, v gjson.Result) {
+			forFields(v, []string{"content", "refusal", "reasoning_content", "reasoning", "tool_calls"}, func(k string, v gjson.Result) {
 				d := &ch.Delta
 				switch k {
 				case "content":
@@ -235,7 +244,7 @@ func decodeChoice(v gjson.Result) chunkChoice {
 
 func decodeToolCall(v gjson.Result) chunkToolCall {
 	var tc chunkToolCall
-	forFields(v, func(k string, v gjson.Result) {
+	forFields(v, []string{"index", "id", "function"}, func(k string, v gjson.Result) {
 		switch k {
 		case "index":
 			tc.Index = v.Int()
@@ -243,7 +252,7 @@ func decodeToolCall(v gjson.Result) chunkToolCall {
 			tc.ID = v.String()
 		case "function":
 			tc.Function.Name, tc.Function.Arguments = "", ""
-			forFields(v, func(k string, v gjson.Result) {
+			forFields(v, []string{"name", "arguments"}, func(k string, v gjson.Result) {
 				switch k {
 				case "name":
 					tc.Function.Name = v.String()
