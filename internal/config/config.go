@@ -4,6 +4,8 @@
 package config
 
 import (
+	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/agentd/agentd/internal/manifest"
@@ -40,6 +42,7 @@ type Config struct {
 	ACP        ACP                 `toml:"acp" json:"acp"`
 	Tools      Tools               `toml:"tools" json:"tools"`
 	Limits     Limits              `toml:"limits" json:"limits"`
+	Server     Server              `toml:"server" json:"server"`
 	Principals []Principal         `toml:"principals" json:"principals,omitempty"`
 	Auth       Auth                `toml:"auth" json:"auth"`
 	Store      Store               `toml:"store" json:"store"`
@@ -155,6 +158,39 @@ func (c *Config) OAuthAudience() string {
 		return strings.TrimRight(c.PublicURL, "/")
 	}
 	return "http://" + c.Listen
+}
+
+// AdvertisedURL is the base URL the daemon gives clients (Agent Cards,
+// OAuth challenges): public_url, else the listen address when it names
+// one host and port. "" when it does not (0.0.0.0, port 0): the edge then
+// uses the request's Host, which the admission layer has already checked
+// is one of the daemon's own names (Server.AllowedHosts or an address).
+func (c *Config) AdvertisedURL() string {
+	if c.PublicURL != "" {
+		return strings.TrimRight(c.PublicURL, "/")
+	}
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil || port == "0" || host == "" {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return ""
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// TrustedProxies returns [server] trusted_proxies as prefixes (a bare
+// address is its own /32 or /128). Validation has refused anything else.
+func (c *Config) TrustedProxies() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range c.Server.TrustedProxies {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+		} else if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return out
 }
 
 // Provider configures one LLM provider.
@@ -304,6 +340,25 @@ type WebFetch struct {
 type Shell struct {
 	TimeoutSecs    int `toml:"timeout_secs" json:"timeout_secs"`         // default 30
 	MaxOutputBytes int `toml:"max_output_bytes" json:"max_output_bytes"` // default 64 KiB
+}
+
+// Server configures who may reach the listener at all: the admission
+// layer every route passes (docs/identity.md, "Admission").
+type Server struct {
+	// AllowedHosts are the Host header values (names, without port)
+	// served besides localhost, loopback literals, the listen address and
+	// public_url's host. A name may start with "*." to allow its
+	// subdomains. Anything else is refused (421): a page that rebinds its
+	// own DNS name to this daemon's address carries that name.
+	AllowedHosts []string `toml:"allowed_hosts" json:"allowed_hosts,omitempty"`
+	// AllowedOrigins are browser origins (scheme://host[:port]) whose
+	// cross-site requests are admitted on every route; by default only
+	// the daemon's own origin is (the dashboard).
+	AllowedOrigins []string `toml:"allowed_origins" json:"allowed_origins,omitempty"`
+	// TrustedProxies are the addresses or CIDR ranges of reverse proxies
+	// whose X-Forwarded-For names the client: failed authentications and
+	// rate limits then count per forwarded address, not per proxy.
+	TrustedProxies []string `toml:"trusted_proxies" json:"trusted_proxies,omitempty"`
 }
 
 // Limits bounds what clients may send.

@@ -76,6 +76,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 		checkURL(r, src, root.key("public_url"), c.PublicURL)
 	}
 	checkPrincipals(r, src, root, c)
+	checkServer(r, src, root.key("server"), c.Server)
 	if c.LogLevel != "" {
 		checkOneOf(r, src, root.key("log_level"), c.LogLevel, "debug", "info", "warn", "error")
 	}
@@ -584,4 +585,27 @@ func sensitiveHeader(name string) bool {
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
+}
+
+// checkServer validates the admission settings: each entry must be what
+// its list holds, since a typo there either locks clients out or, worse,
+// silently admits nothing it was meant to.
+func checkServer(r *report, src *source, p fieldPath, s Server) {
+	for i, h := range s.AllowedHosts {
+		name := strings.TrimPrefix(h, "*.")
+		if name == "" || strings.ContainsAny(name, "/:@ *") || strings.HasPrefix(name, ".") {
+			r.add(src, p.key("allowed_hosts").index(i), "%q is not a host name (example.com, *.example.com, or an IP address; no scheme or port)", h)
+		}
+	}
+	for i, o := range s.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" {
+			r.add(src, p.key("allowed_origins").index(i), "%q is not an origin (http[s]://host[:port])", o)
+		}
+	}
+	for i, t := range s.TrustedProxies {
+		if _, _, err := net.ParseCIDR(t); err != nil && net.ParseIP(t) == nil {
+			r.add(src, p.key("trusted_proxies").index(i), "%q is not an IP address or CIDR range (10.0.0.0/8)", t)
+		}
+	}
 }

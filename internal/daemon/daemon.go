@@ -73,6 +73,11 @@ type Daemon struct {
 	Approvals *tool.Approvals
 
 	mux *routeMux
+	// publicList is publicRoutes(), fixed at New.
+	publicList []publicRoute
+	// authFailures limits failed authentications per client address, on
+	// every route and at the dashboard's login alike.
+	authFailures *httpapi.AuthLimiter
 	// ui holds the dashboard's browser sessions.
 	ui *httpapi.UISessions
 	// keys resolve bearer keys to principals; empty = no authentication.
@@ -103,6 +108,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		log = slog.New(slog.DiscardHandler)
 	}
 	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux(), connectMCP: opts.ConnectMCP, mcpApplied: map[string]json.RawMessage{}}
+	d.publicList = d.publicRoutes()
+	d.authFailures = httpapi.NewAuthLimiter(httpapi.DefaultAuthFailuresPerSec, httpapi.DefaultAuthFailureBurst, nil)
 	keys, err := cfg.PrincipalKeys()
 	if err != nil {
 		return nil, fmt.Errorf("principals: %w", err)
@@ -244,7 +251,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 
 	// The dashboard logs in with the same keys as the API; its cookie is
 	// Secure whenever the daemon is reached over https.
-	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://")})
+	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://"), AuthFailures: d.authFailures})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
 		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), UI: d.ui, Approvals: d.Approvals,
@@ -290,22 +297,17 @@ func (d *Daemon) Config() *config.Config { return d.cfg }
 
 // Handler returns the daemon's HTTP handler with its middleware.
 func (d *Daemon) Handler() http.Handler {
-	// The OAuth redirect comes from a browser, which has no API key; the
-	// state it carries is its credential (see mcpclient.Callbacks).
-	public := append(slices.Clone(httpapi.PublicPaths), mcpclient.CallbackPath)
-	if d.cfg.Metrics.Public {
-		public = append(public, "/metrics")
-	}
 	protected := httpapi.Protect(d.mux, httpapi.ProtectOptions{
 		Principals: d.keys,
 		Tokens:     d.tokenVerifier(),
 		ResourceMetadata: func(r *http.Request) string {
 			return d.baseURL(r) + oauthrs.WellKnown + resourcePath(r.URL.Path)
 		},
-		Public: func(r *http.Request) bool {
-			p := r.URL.Path
-			return slices.Contains(public, p) || webui.Public(r) || d.publicCard(p) || (d.tokens != nil && isPublicOAuth(p))
-		},
+		Public:         d.public,
+		Hosts:          d.hostPolicy(),
+		TrustedOrigins: d.trustedOrigin,
+		Clients:        httpapi.ClientAddrs{Trusted: d.cfg.TrustedProxies()},
+		AuthFailures:   d.authFailures,
 		RatePerSec:    d.cfg.Limits.RatePerSec,
 		Burst:         d.cfg.Limits.Burst,
 		LimitLoopback: d.cfg.Limits.LimitLoopback,
@@ -368,9 +370,12 @@ func callbackURL(cfg *config.Config) string {
 	return "http://" + net.JoinHostPort(host, port) + mcpclient.CallbackPath
 }
 
+// publicCards reports whether Agent Cards are served without auth.
+func (d *Daemon) publicCards() bool { return d.cfg.A2A.PublicCard == nil || *d.cfg.A2A.PublicCard }
+
 // publicCard reports whether p is an Agent Card path served without auth.
 func (d *Daemon) publicCard(p string) bool {
-	if d.cfg.A2A.PublicCard != nil && !*d.cfg.A2A.PublicCard {
+	if !d.publicCards() {
 		return false
 	}
 	prefix := strings.TrimRight(d.cfg.A2A.ListenPath, "/") + "/agents/"

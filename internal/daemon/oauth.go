@@ -55,10 +55,12 @@ func (d *Daemon) tokenVerifier() httpapi.TokenVerifier {
 	return d.tokens
 }
 
-// baseURL is the daemon's URL as clients see it.
+// baseURL is the daemon's URL as clients see it: from the config
+// (Config.AdvertisedURL), else the request's Host, which admission has
+// checked names this daemon.
 func (d *Daemon) baseURL(r *http.Request) string {
-	if d.cfg.PublicURL != "" {
-		return strings.TrimRight(d.cfg.PublicURL, "/")
+	if u := d.cfg.AdvertisedURL(); u != "" {
+		return u
 	}
 	scheme := "http"
 	if r.TLS != nil {
@@ -75,11 +77,6 @@ func resourcePath(p string) string {
 		return ""
 	}
 	return "/" + seg
-}
-
-// isPublicOAuth reports whether p is metadata served without credentials.
-func isPublicOAuth(p string) bool {
-	return p == oauthrs.WellKnown || strings.HasPrefix(p, oauthrs.WellKnown+"/")
 }
 
 // a2aOAuth tells the A2A edge where tokens come from, for Agent Cards.

@@ -84,10 +84,6 @@ func New(opts Options) *API {
 	return &API{opts: opts, log: log}
 }
 
-// PublicPaths are the API routes that need no API key: health, and the
-// dashboard's login (the key is in its body).
-var PublicPaths = []string{"/api/health", UIPath + "login"}
-
 // UnlimitedPaths are never rate limited (a load balancer's probe must not
 // take the node out because one client is busy). The login is limited:
 // guessing keys is.

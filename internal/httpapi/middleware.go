@@ -15,13 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/telemetry"
 )
 
-// ProtectOptions configure the middleware every request passes through.
+// ProtectOptions configure the admission layer every request passes
+// through (admission.go).
 type ProtectOptions struct {
 	// Principals resolve "Authorization: Bearer KEY" to who is asking; a
 	// key is required on every path but the public ones when there is
@@ -36,8 +38,23 @@ type ProtectOptions struct {
 	// knows where to get a token. Used when Tokens is set.
 	ResourceMetadata func(r *http.Request) string
 	// Public reports whether a request is served without the key (health,
-	// public agent cards, the dashboard's files).
+	// public agent cards, the dashboard's files). The daemon decides it
+	// from an explicit list of routes; everything else is admitted only
+	// with credentials.
 	Public func(r *http.Request) bool
+	// Hosts are the Host header values served (DNS rebinding).
+	Hosts HostPolicy
+	// TrustedOrigins reports whether a browser origin may make
+	// cross-site requests to r's route ([server] allowed_origins, and
+	// [mcp] allowed_origins below the MCP endpoint); nil trusts none.
+	TrustedOrigins func(r *http.Request, origin string) bool
+	// Clients finds the client address of a request, behind trusted
+	// proxies; failed authentications and anonymous rate limits count
+	// per client address.
+	Clients ClientAddrs
+	// AuthFailures limits failed authentications per client address; nil
+	// = DefaultAuthFailuresPerSec and DefaultAuthFailureBurst.
+	AuthFailures *AuthLimiter
 	// RatePerSec and Burst bound each client (see clientKey).
 	RatePerSec float64
 	Burst      int
@@ -55,7 +72,8 @@ type ProtectOptions struct {
 	JSONRPC func(r *http.Request) bool
 	// MaxBodyBytes caps request bodies.
 	MaxBodyBytes int64
-	// Meter counts refusals (agentd.http.rate_limited); nil counts none.
+	// Meter counts refusals (agentd.http.rate_limited,
+	// agentd.http.refused); nil counts none.
 	Meter metric.MeterProvider
 	// UI, when set, lets the dashboard's session cookie authenticate
 	// requests below /api/ (see UISessions); state-changing ones must then
@@ -71,9 +89,18 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (*principal.Principal, []string, error)
 }
 
-// Protect wraps h with, in order: security headers, body limit, rate
-// limit and auth. Rate limiting runs before auth so that guessing keys is
-// rate limited too.
+// Admission refusals: one code each, the same on every route. JSON-RPC
+// endpoints get them as JSON-RPC errors (refuseRPC).
+const (
+	codeBadHost   = "misdirected_host"
+	codeCrossSite = "csrf"
+	codeMediaType = "unsupported_media_type"
+	codeTooLarge  = "too_large"
+)
+
+// Protect wraps h with the admission layer: security headers, Host,
+// body limit, cross-site refusal, failed-authentication limit,
+// credentials, rate limit and media type, in that order (admission.go).
 func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
@@ -89,12 +116,28 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 	if opts.JSONRPC == nil {
 		opts.JSONRPC = func(*http.Request) bool { return false }
 	}
+	if opts.TrustedOrigins == nil {
+		opts.TrustedOrigins = func(*http.Request, string) bool { return false }
+	}
+	failures := opts.AuthFailures
+	if failures == nil {
+		failures = NewAuthLimiter(DefaultAuthFailuresPerSec, DefaultAuthFailureBurst, opts.Now)
+	}
 	limiter := newGCRA(opts.RatePerSec, opts.Burst, opts.Now)
-	var refused metric.Int64Counter
+	var limited, refusedC metric.Int64Counter
 	if opts.Meter != nil {
-		refused, _ = opts.Meter.Meter(telemetry.Scope).Int64Counter("agentd.http.rate_limited",
+		m := opts.Meter.Meter(telemetry.Scope)
+		limited, _ = m.Int64Counter("agentd.http.rate_limited",
 			metric.WithUnit("{request}"),
-			metric.WithDescription("Requests refused with 429 by the per-client rate limit."))
+			metric.WithDescription("Requests refused with 429 by the per-client rate limit or the failed-authentication limit."))
+		refusedC, _ = m.Int64Counter("agentd.http.refused",
+			metric.WithUnit("{request}"),
+			metric.WithDescription("Requests refused by the admission layer, by reason (misdirected_host, csrf, unauthorized, unsupported_media_type, too_large)."))
+	}
+	count := func(r *http.Request, reason string) {
+		if refusedC != nil {
+			refusedC.Add(r.Context(), 1, metric.WithAttributes(attrReason.String(reason)))
+		}
 	}
 	keys := opts.Principals
 	if opts.APIKey != "" {
@@ -105,23 +148,58 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		keys.Add(sha256.Sum256([]byte(opts.APIKey)), &principal.Principal{Name: "admin", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}})
 	}
 	authRequired := keys.Len() > 0 || opts.Tokens != nil
-	// Browsers attach cookies (and, without keys, reach the loopback API
-	// at all) on requests other sites' pages make; the browser's own
-	// Sec-Fetch-Site and Origin headers tell those apart.
-	crossOrigin := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
+		jsonrpc := opts.JSONRPC(r)
+		if !opts.Hosts.hostAllowed(r.Host) {
+			count(r, codeBadHost)
+			reject(w, r, jsonrpc, http.StatusMisdirectedRequest, codeBadHost,
+				"this daemon does not serve the host name "+strconvQuote(r.Host)+": add it to [server] allowed_hosts if it is one of its names")
+			return
+		}
+		if opts.MaxBodyBytes > 0 && r.ContentLength > opts.MaxBodyBytes {
+			count(r, codeTooLarge)
+			reject(w, r, jsonrpc, http.StatusRequestEntityTooLarge, codeTooLarge,
+				fmt.Sprintf("request body of %d bytes is over the limit of %d bytes ([limits] max_body_bytes)", r.ContentLength, opts.MaxBodyBytes))
+			return
+		}
 		if opts.MaxBodyBytes > 0 && r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, opts.MaxBodyBytes)
 		}
+		public := opts.Public(r)
+		// Browsers send CORS preflights without credentials; the handler
+		// behind (the MCP endpoint's CORS answer) replies to a trusted
+		// origin's, and the real request that follows still needs the key.
+		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+		if (!public || !safeMethod(r.Method)) && crossSite(r, func(o string) bool { return opts.TrustedOrigins(r, o) }) {
+			count(r, codeCrossSite)
+			reject(w, r, jsonrpc, http.StatusForbidden, codeCrossSite,
+				"cross-site request refused: this route takes browser requests from the daemon's own origin only (or from [server] allowed_origins)")
+			return
+		}
+		client := opts.Clients.Of(r)
+		r = r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, client))
 		token, _ := bearer(r)
 		who := principal.Local
 		var tokenErr error
 		if authRequired {
+			if !public || r.URL.Path == UIPath+"login" {
+				if blocked, retry := failures.Blocked(client); blocked {
+					if limited != nil {
+						limited.Add(r.Context(), 1)
+					}
+					log.WarnContext(r.Context(), "too many failed authentications", "client", client, "path", r.URL.Path)
+					refuse(w, r, jsonrpc, retry)
+					return
+				}
+			}
 			who, _ = keys.Lookup(token) // nil when missing or wrong
 			if who == nil && token != "" && opts.Tokens != nil {
 				who, _, tokenErr = opts.Tokens.Verify(r.Context(), token)
+			}
+			if who == nil && token != "" {
+				failures.Failed(client)
 			}
 		}
 		// The dashboard's cookie counts only without an Authorization
@@ -132,33 +210,22 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 				who = uiSess.p
 			}
 		}
-		if limited(r, opts, authRequired, token) {
-			if ok, retry := limiter.allow(clientKey(r, who, token)); !ok {
-				if refused != nil {
-					refused.Add(r.Context(), 1)
+		if rateLimited(r, opts, authRequired, token) {
+			if ok, retry := limiter.allow(clientKey(client, who)); !ok {
+				if limited != nil {
+					limited.Add(r.Context(), 1)
 				}
-				refuse(w, r, opts.JSONRPC(r), retry)
+				refuse(w, r, jsonrpc, retry)
 				return
 			}
 		}
-		// Browsers send CORS preflights without credentials; the handler
-		// behind (the MCP endpoint's Origin policy) decides on them, and
-		// the real request that follows still needs the key.
-		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-		if !safeMethod(r.Method) && token == "" && cookieScope(r.URL.Path) {
-			// A state-changing API request without a key: from the
-			// dashboard (cookie), a local tool (no auth configured), or a
-			// browser tricked by another site, which these checks refuse.
-			if err := crossOrigin.Check(r); err != nil {
-				WriteError(w, http.StatusForbidden, "csrf", "cross-origin request refused: the API takes state-changing browser requests from the dashboard's own origin only")
-				return
-			}
-			if uiSess != nil && !uiSess.checkCSRF(r) {
-				WriteError(w, http.StatusForbidden, "csrf", "missing or wrong "+CSRFHeader+" header: reload the dashboard")
-				return
-			}
+		if uiSess != nil && !safeMethod(r.Method) && !uiSess.checkCSRF(r) {
+			count(r, codeCrossSite)
+			WriteError(w, http.StatusForbidden, codeCrossSite, "missing or wrong "+CSRFHeader+" header: reload the dashboard")
+			return
 		}
-		if who == nil && !preflight && !opts.Public(r) {
+		if who == nil && !preflight && !public {
+			count(r, "unauthorized")
 			challenge := `Bearer realm="agentd"`
 			msg := "missing or wrong API key: send Authorization: Bearer <api_key>"
 			if opts.Tokens != nil {
@@ -175,7 +242,13 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			}
 			w.Header().Set("WWW-Authenticate", challenge)
 			WriteError(w, http.StatusUnauthorized, "unauthorized", msg)
-			log.DebugContext(r.Context(), "unauthorized request", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "reason", tokenErr)
+			log.DebugContext(r.Context(), "unauthorized request", "method", r.Method, "path", r.URL.Path, "client", client, "reason", tokenErr)
+			return
+		}
+		if !jsonBody(r) {
+			count(r, codeMediaType)
+			reject(w, r, jsonrpc, http.StatusUnsupportedMediaType, codeMediaType,
+				"request body must be JSON (Content-Type: application/json), not "+strconvQuote(r.Header.Get("Content-Type")))
 			return
 		}
 		if who != nil {
@@ -193,11 +266,11 @@ func bearer(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// limited reports whether r counts against a rate limit. Without an API
-// key the daemon listens on loopback only (Listen refuses otherwise), so
-// every client is local and trusted as much as the user's own shell;
+// rateLimited reports whether r counts against a rate limit. Without an
+// API key the daemon listens on loopback only (Listen refuses otherwise),
+// so every client is local and trusted as much as the user's own shell;
 // throttling them is the operator's choice (LimitLoopback).
-func limited(r *http.Request, opts ProtectOptions, authRequired bool, token string) bool {
+func rateLimited(r *http.Request, opts ProtectOptions, authRequired bool, token string) bool {
 	if opts.Unlimited(r.URL.Path) {
 		return false
 	}
@@ -208,23 +281,15 @@ func limited(r *http.Request, opts ProtectOptions, authRequired bool, token stri
 }
 
 // clientKey identifies the client for rate limiting: its principal when
-// it has proven one (all of a principal's clients share its budget), a
-// hash of its token when the token is wrong (never the token itself:
-// guessing is limited too), else its address plus the MCP session it
-// speaks in, so two MCP clients on one host do not share a bucket.
-func clientKey(r *http.Request, who *principal.Principal, token string) string {
+// it has proven one (all of a principal's clients share its budget),
+// else its address. Never anything the client chooses unproven (a
+// made-up Mcp-Session-Id header once bought a fresh bucket per request);
+// failed authentications have their own limit (AuthLimiter).
+func clientKey(client string, who *principal.Principal) string {
 	if who != nil && who != principal.Local {
 		return "p:" + who.Name
 	}
-	if token != "" {
-		h := sha256.Sum256([]byte(token))
-		return fmt.Sprintf("k:%x", h[:8])
-	}
-	key := "ip:" + remoteHost(r)
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && len(sid) <= 256 {
-		key += "|mcp:" + sid
-	}
-	return key
+	return "ip:" + client
 }
 
 func remoteHost(r *http.Request) string {
@@ -263,6 +328,39 @@ func refuse(w http.ResponseWriter, r *http.Request, jsonrpc bool, retry time.Dur
 	w.WriteHeader(http.StatusTooManyRequests)
 	w.Write(body)
 }
+
+// reject answers a request the admission layer refuses with status and
+// one stable code: the API's error shape, or on JSON-RPC endpoints a
+// JSON-RPC error (Invalid Request) carrying the code in its data, so MCP
+// and A2A clients show the reason.
+func reject(w http.ResponseWriter, r *http.Request, jsonrpc bool, status int, code, msg string) {
+	if !jsonrpc {
+		WriteError(w, status, code, msg)
+		return
+	}
+	data := map[string]any{"code": code}
+	if id := RequestIDOf(w); id != "" {
+		data["requestId"] = id
+	}
+	var id json.RawMessage = json.RawMessage("null")
+	if status != http.StatusRequestEntityTooLarge {
+		id = requestID(r)
+	}
+	body, _ := json.Marshal(rpcRefusal{JSONRPC: "2.0", ID: id, Error: rpcError{
+		Code: CodeInvalidRequest, Message: msg, Data: data,
+	}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// CodeInvalidRequest is JSON-RPC's Invalid Request, the code of every
+// admission refusal but the rate limit's.
+const CodeInvalidRequest = -32600
+
+var attrReason = attribute.Key("reason")
+
+func strconvQuote(s string) string { return strconv.Quote(s) }
 
 type rpcRefusal struct {
 	JSONRPC string          `json:"jsonrpc"`

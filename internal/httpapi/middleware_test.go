@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,10 @@ func okHandler() http.Handler {
 
 func do(h http.Handler, method, path, auth, body, remote string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Host = "127.0.0.1:4200" // a local client; TestAdmission covers other hosts
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
 	if auth != "" {
 		r.Header.Set("Authorization", auth)
 	}
@@ -74,6 +79,7 @@ func TestAuth(t *testing.T) {
 func TestPreflightPassesWithoutKeyButRequestDoesNot(t *testing.T) {
 	h := Protect(okHandler(), ProtectOptions{APIKey: "k"})
 	r := httptest.NewRequest("OPTIONS", "/mcp", nil)
+	r.Host = "localhost"
 	r.Header.Set("Access-Control-Request-Method", "POST")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -109,9 +115,10 @@ func TestRateLimitGCRA(t *testing.T) {
 	if w := do(h, "GET", "/x", "", "", "10.0.0.2:1"); w.Code != 200 {
 		t.Fatal("other client limited")
 	}
-	// Keys are limited per key, not per address.
-	if w := do(h, "GET", "/x", "Bearer a", "", "10.0.0.1:1"); w.Code != 200 {
-		t.Fatal("a keyed client was limited by its address's budget")
+	// A token the daemon does not check (it has no keys) buys no bucket
+	// of its own: buckets are never keyed on what a client chooses.
+	if w := do(h, "GET", "/x", "Bearer a", "", "10.0.0.1:1"); w.Code != 429 {
+		t.Fatalf("an unchecked token escaped its address's limit: %d", w.Code)
 	}
 	// After one emission interval (100 ms) one more request passes.
 	now = now.Add(100 * time.Millisecond)
@@ -121,12 +128,92 @@ func TestRateLimitGCRA(t *testing.T) {
 	if w := do(h, "GET", "/x", "", "", "10.0.0.1:1"); w.Code != 429 {
 		t.Fatal("refilled more than one request")
 	}
-	// Wrong keys are rate limited too (no free guessing).
-	for i := 0; i < 10; i++ {
-		do(h, "GET", "/x", "Bearer guess", "", "10.0.0.3:1")
+}
+
+// TestRateLimitPerPrincipal: a proven principal has its own budget,
+// whichever address it comes from, and does not spend its address's.
+func TestRateLimitPerPrincipal(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := Protect(okHandler(), ProtectOptions{APIKey: "k", RatePerSec: 10, Burst: 5, Now: func() time.Time { return now }})
+	for i := range 5 {
+		if w := do(h, "GET", "/x", "Bearer k", "", "10.0.0.1:1"); w.Code != 200 {
+			t.Fatalf("request %d: %d", i, w.Code)
+		}
 	}
-	if w := do(h, "GET", "/x", "Bearer guess", "", "10.0.0.3:1"); w.Code != 429 {
-		t.Fatal("guessing not limited")
+	if w := do(h, "GET", "/x", "Bearer k", "", "10.0.0.2:1"); w.Code != 429 {
+		t.Fatalf("the principal's 6th request from another address: %d, want 429 (one budget per principal)", w.Code)
+	}
+}
+
+// TestFailedAuthLimit: wrong keys are limited per client address,
+// whatever key is tried (each wrong key once had a bucket of its own:
+// 773 guesses a second), loopback included; while an address is over
+// its budget even the right key is refused, so a guesser learns nothing;
+// other addresses are not affected; the budget refills.
+func TestFailedAuthLimit(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	h := Protect(okHandler(), ProtectOptions{APIKey: "right", AuthFailures: NewAuthLimiter(1, 10, clock), Now: clock})
+	for _, remote := range []string{"127.0.0.1:1", "10.0.0.3:1"} {
+		refused := 0
+		for i := range 100 {
+			w := do(h, "GET", "/x", fmt.Sprintf("Bearer guess-%d", i), "", remote)
+			switch w.Code {
+			case 401:
+			case 429:
+				refused++
+				if w.Header().Get("Retry-After") == "" {
+					t.Fatal("429 without Retry-After")
+				}
+			default:
+				t.Fatalf("%s: guess %d answered %d", remote, i, w.Code)
+			}
+		}
+		if refused != 90 {
+			t.Fatalf("%s: 100 different wrong keys drew %d refusals, want 90 (a burst of 10 failures)", remote, refused)
+		}
+		if w := do(h, "GET", "/x", "Bearer right", "", remote); w.Code != 429 {
+			t.Fatalf("%s: the right key while over budget: %d, want 429", remote, w.Code)
+		}
+	}
+	if w := do(h, "GET", "/x", "Bearer right", "", "10.0.0.4:1"); w.Code != 200 {
+		t.Fatalf("another address was refused: %d", w.Code)
+	}
+	now = now.Add(2 * time.Second)
+	if w := do(h, "GET", "/x", "Bearer right", "", "10.0.0.3:1"); w.Code != 200 {
+		t.Fatalf("after the budget refilled: %d", w.Code)
+	}
+}
+
+// TestClientAddrBehindProxy: X-Forwarded-For is believed from trusted
+// proxies only, read from the right past trusted hops.
+func TestClientAddrBehindProxy(t *testing.T) {
+	c := ClientAddrs{Trusted: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+	tests := []struct {
+		name, remote string
+		xff          []string
+		want         string
+	}{
+		{"no proxy", "192.0.2.1:5", nil, "192.0.2.1"},
+		{"untrusted peer's header is ignored", "192.0.2.1:5", []string{"198.51.100.7"}, "192.0.2.1"},
+		{"trusted proxy names the client", "10.1.1.1:5", []string{"198.51.100.7"}, "198.51.100.7"},
+		{"a client's own forged hop is skipped", "10.1.1.1:5", []string{"1.2.3.4, 198.51.100.7"}, "198.51.100.7"},
+		{"trusted hops are skipped", "10.1.1.1:5", []string{"198.51.100.7, 10.2.2.2"}, "198.51.100.7"},
+		{"several headers join", "10.1.1.1:5", []string{"198.51.100.7", "10.2.2.2"}, "198.51.100.7"},
+		{"malformed: the proxy", "10.1.1.1:5", []string{"nonsense"}, "10.1.1.1"},
+		{"only proxies: the peer", "10.1.1.1:5", []string{"10.3.3.3"}, "10.1.1.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = tt.remote
+			for _, v := range tt.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if got := c.Of(r); got != tt.want {
+				t.Fatalf("client %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -193,7 +280,7 @@ func TestRateLimitWhoIsThrottled(t *testing.T) {
 		{"loopback throttled when a key is configured", ProtectOptions{APIKey: "k"}, "/x", "Bearer k", "127.0.0.1:5", nil, true},
 		{"other hosts are throttled", ProtectOptions{}, "/x", "", "10.1.1.1:5", nil, true},
 		{"health is never throttled", ProtectOptions{LimitLoopback: true, APIKey: "k"}, "/api/health", "", "10.1.1.1:5", nil, false},
-		{"each MCP session has its own bucket", ProtectOptions{LimitLoopback: true}, "/mcp", "", "127.0.0.1:5", func(i int) string { return fmt.Sprint("s", i) }, false},
+		{"a made-up MCP session id buys no bucket", ProtectOptions{LimitLoopback: true}, "/mcp", "", "127.0.0.1:5", func(i int) string { return fmt.Sprint("s", i) }, true},
 		{"one MCP session shares one bucket", ProtectOptions{LimitLoopback: true}, "/mcp", "", "127.0.0.1:5", func(int) string { return "s" }, true},
 	}
 	for _, tt := range tests {
@@ -204,6 +291,7 @@ func TestRateLimitWhoIsThrottled(t *testing.T) {
 			limited := false
 			for i := range 10 {
 				r := httptest.NewRequest("GET", tt.path, nil)
+				r.Host = "localhost"
 				r.RemoteAddr = tt.remote
 				if tt.auth != "" {
 					r.Header.Set("Authorization", tt.auth)

@@ -34,8 +34,12 @@ const CSRFHeader = "X-CSRF-Token"
 const (
 	UISessionIdle = 12 * time.Hour
 	UISessionMax  = 7 * 24 * time.Hour
-	// maxUISessions bounds memory: the oldest session is dropped first.
-	maxUISessions = 1000
+	// MaxUISessionsPerPrincipal bounds one principal's open sessions: a
+	// new login beyond it ends that principal's least recently used
+	// session, never another principal's (a principal opening sessions
+	// in a loop once logged the admin out). Principals come from the
+	// config's keys, so this also bounds the table.
+	MaxUISessionsPerPrincipal = 32
 )
 
 // UISessionsOptions configure UISessions.
@@ -45,6 +49,9 @@ type UISessionsOptions struct {
 	// Secure forces the cookie's Secure flag even when the request did not
 	// come over TLS (the daemon behind a TLS proxy: public_url is https).
 	Secure bool
+	// AuthFailures counts wrong keys given to the login form; nil counts
+	// none.
+	AuthFailures *AuthLimiter
 	// Now is the clock, for tests; nil = time.Now.
 	Now func() time.Time
 }
@@ -93,14 +100,19 @@ func (s *UISessions) open(p *principal.Principal) (string, *uiSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep(now)
-	if len(s.byID) >= maxUISessions {
-		var oldest [sha256.Size]byte
-		var at time.Time
-		for h, x := range s.byID {
-			if at.IsZero() || x.seen.Before(at) {
-				oldest, at = h, x.seen
-			}
+	var oldest [sha256.Size]byte
+	var at time.Time
+	n := 0
+	for h, x := range s.byID {
+		if x.p != p {
+			continue
 		}
+		n++
+		if at.IsZero() || x.seen.Before(at) {
+			oldest, at = h, x.seen
+		}
+	}
+	if n >= MaxUISessionsPerPrincipal {
 		delete(s.byID, oldest)
 	}
 	s.byID[sha256.Sum256([]byte(id))] = sess
@@ -257,6 +269,10 @@ func (a *API) uiLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	id, sess, ok := s.login(strings.TrimSpace(req.Key))
 	if !ok {
+		// A wrong key here is a guess like a wrong bearer key: it counts
+		// against the same per-address budget (Protect refuses the
+		// address's next logins once it is spent).
+		s.opts.AuthFailures.Failed(ClientAddr(r.Context()))
 		return &Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "wrong key", Field: "key"}
 	}
 	http.SetCookie(w, s.cookie(r, id, int(UISessionMax.Seconds())))

@@ -33,9 +33,9 @@ func newUIFixture(t *testing.T, keys map[string]*principal.Principal) *uiFixture
 		w.Write([]byte(principal.NameOf(principal.FromContext(r.Context()))))
 	})
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("mcp")) })
-	f.h = Protect(mux, ProtectOptions{Principals: k, UI: ui, Public: func(r *http.Request) bool {
+	f.h = Protect(mux, ProtectOptions{Principals: k, UI: ui, Hosts: HostPolicy{Names: []string{"example.com", "agentd.example"}}, Public: func(r *http.Request) bool {
 		p := r.URL.Path
-		for _, pp := range PublicPaths {
+		for _, pp := range []string{"/api/health", UIPath + "login"} {
 			if p == pp {
 				return true
 			}
@@ -48,6 +48,9 @@ func newUIFixture(t *testing.T, keys map[string]*principal.Principal) *uiFixture
 // req sends one request; hdr holds extra headers ("Cookie", "Origin", ...).
 func (f *uiFixture) req(method, target, body string, hdr map[string]string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if body != "" {
+		r.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range hdr {
 		r.Header.Set(k, v)
 	}
@@ -187,8 +190,16 @@ func TestUICSRF(t *testing.T) {
 		})
 	}
 	t.Run("GET needs no token", func(t *testing.T) {
-		if w := f.req("GET", "/api/ui/session", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}); w.Code != 200 {
+		if w := f.req("GET", "/api/ui/session", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}); w.Code != 200 {
 			t.Fatalf("%d", w.Code)
+		}
+	})
+	t.Run("GET from another site is refused too", func(t *testing.T) {
+		// Reads across sites are refused on every route that is not
+		// public: nothing of the API is another site's to embed or probe.
+		w := f.req("GET", "/api/ui/session", "", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"})
+		if w.Code != 403 || errorOf(t, w).Code != "csrf" {
+			t.Fatalf("%d %s", w.Code, w.Body)
 		}
 	})
 	t.Run("login from another site", func(t *testing.T) {

@@ -88,6 +88,8 @@ type server struct {
 
 	calls   sync.Map // progress token → *inflight
 	parking *parking // calls of 2026-07-28 callers waiting for their input (parked.go)
+
+	logs *logLimiter // bounds what its notifications/message write to the daemon's log
 }
 
 func newServer(m *Manager, cfg config.MCPServer) *server {
@@ -108,6 +110,7 @@ func newServer(m *Manager, cfg config.MCPServer) *server {
 		state:   StateConnecting,
 		changed: make(chan struct{}),
 		parking: newParking(),
+		logs:    newLogLimiter(upstreamLogRate, upstreamLogBurst),
 	}
 	if !enabled(cfg) {
 		s.state = StateDisabled
@@ -741,7 +744,15 @@ func (s *server) upstreamLog(ctx context.Context, p *mcp.LoggingMessageParams) {
 	} else {
 		text = string(data)
 	}
-	s.log.Log(ctx, level, "mcp server log", "upstream_level", string(p.Level), "logger", p.Logger, "data", truncate(text, 2000))
+	ok, dropped := s.logs.allow(time.Now())
+	if !ok {
+		return
+	}
+	attrs := []any{"upstream_level", string(p.Level), "logger", p.Logger, "data", truncate(text, upstreamLogMax)}
+	if dropped > 0 {
+		attrs = append(attrs, "suppressed", dropped)
+	}
+	s.log.Log(ctx, level, "mcp server log", attrs...)
 }
 
 // progress routes a progress notification to its call, extending the

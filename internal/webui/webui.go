@@ -67,18 +67,6 @@ func New() *Handler {
 	return h
 }
 
-// Public reports whether r reads a dashboard file, served without a key:
-// the assets hold no data, and the login form must load before anyone
-// has logged in. Only reads: any other method on those paths needs the
-// key like everything else, rather than learning from a 405 what is
-// routed there.
-func Public(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	return r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, Prefix)
-}
-
 // Register adds the dashboard's routes: the index at "/" and the assets
 // below Prefix.
 func (h *Handler) Register(mux Router) {
