@@ -129,6 +129,7 @@ func openChatStream(ctx context.Context, g *group, hc *http.Client, base, msg st
 		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+crashKey)
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	}
 	meter, tracer, capture := d.Telemetry.MeterProvider(), d.Telemetry.TracerProvider(), d.Telemetry.CaptureContent()
 	if h := d.Telemetry.MetricsHandler(); h != nil {
-		d.mux.Handle("GET /metrics", h)
+		d.mux.Handle("GET /metrics", d.metricsAccess(h))
 	}
 
 	db, err := openStore(ctx, cfg, log.With("component", "store"))
@@ -274,6 +274,19 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	return d, nil
 }
 
+// metricsAccess serves the metrics to admins only, or to anyone with
+// [metrics] public = true (a scraper inside the network): their labels
+// name every agent, tool and server, which a principal may not all see.
+func (d *Daemon) metricsAccess(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := principal.FromContext(r.Context()); !d.cfg.Metrics.Public && (p == nil || !p.Admin) {
+			httpapi.WriteError(w, http.StatusForbidden, "forbidden", "the metrics are for admins: use an admin key, or set [metrics] public = true")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // mcpServers merges the config's servers with those registered at runtime.
 func (d *Daemon) mcpServers(ctx context.Context) ([]config.MCPServer, error) {
 	servers := slices.Clone(d.cfg.MCPServers)
@@ -308,15 +321,15 @@ func (d *Daemon) Handler() http.Handler {
 		TrustedOrigins: d.trustedOrigin,
 		Clients:        httpapi.ClientAddrs{Trusted: d.cfg.TrustedProxies()},
 		AuthFailures:   d.authFailures,
-		RatePerSec:    d.cfg.Limits.RatePerSec,
-		Burst:         d.cfg.Limits.Burst,
-		LimitLoopback: d.cfg.Limits.LimitLoopback,
-		Unlimited:     func(p string) bool { return slices.Contains(httpapi.UnlimitedPaths, p) },
-		JSONRPC:       d.jsonRPC,
-		MaxBodyBytes:  d.cfg.Limits.MaxBodyBytes,
-		Meter:         d.Telemetry.MeterProvider(),
-		UI:            d.ui,
-		Logger:        d.log,
+		RatePerSec:     d.cfg.Limits.RatePerSec,
+		Burst:          d.cfg.Limits.Burst,
+		LimitLoopback:  d.cfg.Limits.LimitLoopback,
+		Unlimited:      func(p string) bool { return slices.Contains(httpapi.UnlimitedPaths, p) },
+		JSONRPC:        d.jsonRPC,
+		MaxBodyBytes:   d.cfg.Limits.MaxBodyBytes,
+		Meter:          d.Telemetry.MeterProvider(),
+		UI:             d.ui,
+		Logger:         d.log,
 	})
 	// Outermost: the request id, trace context and duration cover the
 	// refusals of the middleware too.
@@ -597,8 +610,23 @@ func (s apiStore) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, 
 // mcpAdmin adapts the MCP client manager and the store to the API.
 type mcpAdmin struct{ d *Daemon }
 
-func (a mcpAdmin) Servers(ctx context.Context) (any, error) {
+func (a mcpAdmin) Servers(ctx context.Context, who *principal.Principal) (any, error) {
 	status := a.d.MCP.Status()
+	if who == nil || !who.Admin {
+		// Least disclosure: a principal sees which servers exist, their
+		// state and the tools it may call; how they are reached
+		// (commands, arguments, URLs, headers) and what their errors
+		// quote stay with the admins.
+		out := make([]mcpclient.ServerStatus, 0, len(status))
+		for _, s := range status {
+			out = append(out, mcpclient.ServerStatus{
+				Name: s.Name, Transport: s.Transport, State: s.State, Connected: s.Connected,
+				Tools: slices.DeleteFunc(slices.Clone(s.Tools), func(t mcpclient.ToolStatus) bool { return !who.MayCallTool(t.Name) }),
+				ToolsCount: s.ToolsCount, Reconnects: s.Reconnects, ProtocolVersion: s.ProtocolVersion, ServerInfo: s.ServerInfo,
+			})
+		}
+		return map[string]any{"configured": []any{}, "connected": []any{}, "servers": out, "total_configured": 0, "total_connected": 0}, nil
+	}
 	configured, err := a.d.mcpServers(ctx)
 	if err != nil {
 		return nil, err
@@ -615,7 +643,7 @@ func (a mcpAdmin) Servers(ctx context.Context) (any, error) {
 	}
 	cfgOut := make([]entry, 0, len(configured))
 	for _, c := range configured {
-		c.Headers = config.RedactHeaders(c.Headers)
+		c = mcpclient.RedactedConfig(c)
 		src := "config"
 		if stored[c.Name] {
 			src = "api"

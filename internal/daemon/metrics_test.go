@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -59,10 +60,12 @@ func TestMetricsExposition(t *testing.T) {
 		t.Fatalf("audit: %d %s", resp.StatusCode, body)
 	}
 
-	// A wrong key, until the rate limit refuses it.
+	// Wrong keys from another client, until the failed-authentication
+	// limit refuses its address (this client's stays good).
+	guesser := fromAddr("127.0.0.2")
 	limited := false
-	for range 60 {
-		if resp, _ := h.do("GET", "/api/agents", "wrong-key", nil, nil); resp.StatusCode == http.StatusTooManyRequests {
+	for i := range 60 {
+		if resp, _ := h.doFrom(guesser, "GET", "/api/agents", fmt.Sprint("wrong-key-", i), nil, nil); resp.StatusCode == http.StatusTooManyRequests {
 			limited = true
 			break
 		}

@@ -79,6 +79,7 @@ allow_private = true
 
 	do := func(token, method, path, body string) (*http.Response, string) {
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

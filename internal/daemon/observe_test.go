@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -214,6 +215,20 @@ func (h *harness) waitConnected(server string) {
 // the response with its body read.
 func (h *harness) do(method, path, key string, body any, header http.Header) (*http.Response, []byte) {
 	h.t.Helper()
+	return h.doFrom(http.DefaultClient, method, path, key, body, header)
+}
+
+// fromAddr returns a client whose connections come from the loopback
+// address addr (127.0.0.2, ...): another client, as per-address limits
+// count them.
+func fromAddr(addr string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// doFrom is do through client c.
+func (h *harness) doFrom(c *http.Client, method, path, key string, body any, header http.Header) (*http.Response, []byte) {
+	h.t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -233,7 +248,7 @@ func (h *harness) do(method, path, key string, body any, header http.Header) (*h
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -74,6 +74,7 @@ agents = ["*"]
 	call := func(key, method, path, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)
 		}
@@ -220,6 +221,7 @@ enabled = true
 	send := func(agentName string) (int, string) {
 		msg := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
 		req, _ := http.NewRequest("POST", srv.URL+"/a2a/agents/"+agentName, strings.NewReader(msg))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer k-ci")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("A2A-Version", "1.0")

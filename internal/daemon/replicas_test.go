@@ -127,10 +127,22 @@ func buildAgentd(t *testing.T) string {
 // in env and waits until it answers.
 func startBinaryReplica(t *testing.T, bin, modelURL, cluster string, env map[string]string) (*exec.Cmd, string) {
 	t.Helper()
+	return startBinaryReplicaAt(t, bin, modelURL, "", cluster, env)
+}
+
+// startBinaryReplicaAt is startBinaryReplica behind a load balancer whose
+// URL clients see: the replica's public_url, which its Agent Cards and
+// links name.
+func startBinaryReplicaAt(t *testing.T, bin, modelURL, publicURL, cluster string, env map[string]string) (*exec.Cmd, string) {
+	t.Helper()
 	home := t.TempDir()
 	addr := freeAddr(t)
 	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(replicaConfig(addr, modelURL, cluster)), 0o600); err != nil {
+	conf := replicaConfig(addr, modelURL, cluster)
+	if publicURL != "" {
+		conf = fmt.Sprintf("public_url = %q\n", publicURL) + conf
+	}
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config", path, "start")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -71,7 +72,9 @@ type hit struct {
 	Backend   int
 }
 
-func newBalancer(t *testing.T, backends ...string) *balancer {
+// newBalancerOn serves the balancer on ln, whose address the replicas
+// were told (public_url) before it could start.
+func newBalancerOn(t *testing.T, ln net.Listener, backends ...string) *balancer {
 	b := &balancer{dead: map[int]bool{}}
 	for _, s := range backends {
 		u, err := url.Parse(s)
@@ -90,7 +93,7 @@ func newBalancer(t *testing.T, backends ...string) *balancer {
 		},
 		FlushInterval: -1, // server-sent events go out as they come
 	}
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var rpc string
 		if r.Body != nil && r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
@@ -119,6 +122,9 @@ func newBalancer(t *testing.T, backends ...string) *balancer {
 		}
 		proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), backendKey{}, i)))
 	}))
+	b.srv.Listener.Close()
+	b.srv.Listener = ln
+	b.srv.Start()
 	t.Cleanup(func() {
 		b.srv.CloseClientConnections()
 		b.srv.Close()
@@ -262,8 +268,14 @@ func TestReplicaSuite(t *testing.T) {
 	}
 	var reps []replica
 	var urls []string
+	// Clients see the balancer: the replicas are told its address
+	// (public_url), as behind a real one.
+	lbln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 3 {
-		cmd, u := startBinaryReplica(t, bin, model.URL, "", env)
+		cmd, u := startBinaryReplicaAt(t, bin, model.URL, "http://"+lbln.Addr().String(), "", env)
 		_, health := apiGet(t, u, "/api/health")
 		id, _ := health["replica"].(string)
 		if id == "" {
@@ -272,7 +284,7 @@ func TestReplicaSuite(t *testing.T) {
 		reps = append(reps, replica{cmd, u, id})
 		urls = append(urls, u)
 	}
-	lb := newBalancer(t, urls...)
+	lb := newBalancerOn(t, lbln, urls...)
 	agentURL := lb.srv.URL + "/a2a/agents/alpha"
 
 	t.Run("A2A through the balancer", func(t *testing.T) {

@@ -62,6 +62,7 @@ func TestPostgresBackend(t *testing.T) {
 	call := func(srv *httptest.Server, method, path, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

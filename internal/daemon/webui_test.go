@@ -69,6 +69,7 @@ agents = ["reviewer"]
 	do := func(method, p, body string, hdr map[string]string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}
@@ -187,6 +188,7 @@ func TestDashboardAPIs(t *testing.T) {
 	do := func(method, p, body string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -366,6 +368,7 @@ agents = ["*"]
 	do := func(key, method, p, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+p, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+key)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -27,8 +27,9 @@ import (
 //     too (the dashboard's login).
 //  3. Failed authentications, limited per client address (AuthLimiter).
 //  4. Credentials (bearer key, OAuth token, the dashboard's cookie).
-//  5. Media type: a body must be JSON (every route that takes a body
-//     takes JSON), so no form, multipart or text/plain body is read.
+//  5. Media type: the body of a POST, PUT, PATCH or DELETE must be JSON
+//     (every route that takes a body takes JSON), so no form, multipart
+//     or text/plain body is read.
 
 // HostPolicy says which Host header values the listener serves.
 type HostPolicy struct {

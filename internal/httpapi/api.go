@@ -35,8 +35,9 @@ type Store interface {
 // it over the MCP client manager and the store.
 type MCPAdmin interface {
 	// Servers returns the servers' state in the seed's shape
-	// ({"configured": [...], "connected": [...]}).
-	Servers(ctx context.Context) (any, error)
+	// ({"configured": [...], "connected": [...]}) as who may see it:
+	// commands, arguments, URLs, headers and errors only for an admin.
+	Servers(ctx context.Context, who *principal.Principal) (any, error)
 	// Add validates, persists and connects a server from its JSON config.
 	Add(ctx context.Context, cfg json.RawMessage) error
 	Remove(ctx context.Context, name string) error
@@ -513,7 +514,7 @@ func (a *API) mcpServers(w http.ResponseWriter, r *http.Request) error {
 	if a.opts.MCP == nil {
 		return errorf(http.StatusServiceUnavailable, "unavailable", "the MCP client is not running")
 	}
-	v, err := a.opts.MCP.Servers(r.Context())
+	v, err := a.opts.MCP.Servers(r.Context(), principal.FromContext(r.Context()))
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,10 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		who := principal.Local
 		var tokenErr error
 		if authRequired {
-			if !public || r.URL.Path == UIPath+"login" {
+			// Only credentialed requests are held back: one without
+			// credentials is refused with 401 anyway, and says nothing.
+			_, cookie := r.Header["Cookie"]
+			if token != "" || cookie || (public && r.URL.Path == UIPath+"login") {
 				if blocked, retry := failures.Blocked(client); blocked {
 					if limited != nil {
 						limited.Add(r.Context(), 1)
@@ -245,7 +248,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			log.DebugContext(r.Context(), "unauthorized request", "method", r.Method, "path", r.URL.Path, "client", client, "reason", tokenErr)
 			return
 		}
-		if !jsonBody(r) {
+		if !safeMethod(r.Method) && !jsonBody(r) {
 			count(r, codeMediaType)
 			reject(w, r, jsonrpc, http.StatusUnsupportedMediaType, codeMediaType,
 				"request body must be JSON (Content-Type: application/json), not "+strconvQuote(r.Header.Get("Content-Type")))

@@ -90,6 +90,9 @@ type server struct {
 	parking *parking // calls of 2026-07-28 callers waiting for their input (parked.go)
 
 	logs *logLimiter // bounds what its notifications/message write to the daemon's log
+	// urlSecrets are the transport URL's query values and password, which
+	// often carry tokens and which a transport error quotes whole.
+	urlSecrets []string
 }
 
 func newServer(m *Manager, cfg config.MCPServer) *server {
@@ -111,6 +114,8 @@ func newServer(m *Manager, cfg config.MCPServer) *server {
 		changed: make(chan struct{}),
 		parking: newParking(),
 		logs:    newLogLimiter(upstreamLogRate, upstreamLogBurst),
+
+		urlSecrets: urlSecrets(cfg.Transport.URL),
 	}
 	if !enabled(cfg) {
 		s.state = StateDisabled
@@ -159,6 +164,9 @@ func (s *server) setState(state string, err error) {
 // redact hides resolved header values in a message (an error may quote a
 // request).
 func (s *server) redact(msg string) string {
+	for _, v := range s.urlSecrets {
+		msg = strings.ReplaceAll(msg, v, "[redacted]")
+	}
 	p := s.secrets.Load()
 	if p == nil {
 		return msg

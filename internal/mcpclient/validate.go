@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	"github.com/agentd/agentd/internal/config"
 )
@@ -61,4 +62,32 @@ func redactURL(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return c.String()
+}
+
+// urlSecrets returns the values of raw's query and its password, in the
+// spellings an error message may quote them (as written and decoded);
+// values shorter than 4 bytes are left (they would redact ordinary words).
+func urlSecrets(raw string) []string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	add := func(v string) {
+		if len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
+	if p, ok := u.User.Password(); ok {
+		add(p)
+		add(url.QueryEscape(p))
+	}
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		_, v, _ := strings.Cut(pair, "=")
+		add(v)
+		if dv, err := url.QueryUnescape(v); err == nil && dv != v {
+			add(dv)
+		}
+	}
+	return out
 }
