@@ -621,7 +621,7 @@ func (a mcpAdmin) Servers(ctx context.Context, who *principal.Principal) (any, e
 		for _, s := range status {
 			out = append(out, mcpclient.ServerStatus{
 				Name: s.Name, Transport: s.Transport, State: s.State, Connected: s.Connected,
-				Tools: slices.DeleteFunc(slices.Clone(s.Tools), func(t mcpclient.ToolStatus) bool { return !who.MayCallTool(t.Name) }),
+				Tools:      slices.DeleteFunc(slices.Clone(s.Tools), func(t mcpclient.ToolStatus) bool { return !who.MayCallTool(t.Name) }),
 				ToolsCount: s.ToolsCount, Reconnects: s.Reconnects, ProtocolVersion: s.ProtocolVersion, ServerInfo: s.ServerInfo,
 			})
 		}
