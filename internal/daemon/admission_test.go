@@ -297,3 +297,81 @@ func send(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 	}
 	return resp.StatusCode, code
 }
+
+// TestLeastDisclosure: a principal that is not an admin learns that an
+// MCP server exists and its state, never how it is reached (command,
+// arguments, URL with its token, headers); /metrics, whose labels name
+// every agent and tool, is for admins.
+func TestLeastDisclosure(t *testing.T) {
+	home := t.TempDir()
+	body := `listen = "127.0.0.1:0"
+api_key_env = "ADMIN_KEY"
+
+[[principals]]
+name = "alice"
+key_env = "ALICE_KEY"
+agents = ["*"]
+
+[[mcp_servers]]
+name = "files"
+[mcp_servers.transport]
+type = "stdio"
+command = "/opt/secret-tools/bin/files-server"
+args = ["--token-file", "/srv/private/token"]
+
+[[mcp_servers]]
+name = "remote"
+[mcp_servers.transport]
+type = "http"
+url = "https://mcp.example.com/mcp?access_token=sekrit-in-url-123"
+`
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ADMIN_KEY": "k-admin", "ALICE_KEY": "k-alice"}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	get := func(key, path string) (int, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, alice := get("k-alice", "/api/mcp/servers")
+	if status != 200 || !strings.Contains(alice, `"files"`) || !strings.Contains(alice, `"remote"`) {
+		t.Fatalf("alice's view: %d %s", status, alice)
+	}
+	for _, secret := range []string{"secret-tools", "token-file", "/srv/private", "mcp.example.com", "sekrit-in-url-123"} {
+		if strings.Contains(alice, secret) {
+			t.Errorf("a principal that is not an admin sees %q: %s", secret, alice)
+		}
+	}
+	status, admin := get("k-admin", "/api/mcp/servers")
+	if status != 200 || !strings.Contains(admin, "/opt/secret-tools/bin/files-server") || !strings.Contains(admin, "mcp.example.com") {
+		t.Fatalf("the admin's view lacks the configs: %d %s", status, admin)
+	}
+	if strings.Contains(admin, "sekrit-in-url-123") {
+		t.Errorf("the URL's token is shown even to the admin: %s", admin)
+	}
+	if status, _ := get("k-alice", "/metrics"); status != http.StatusForbidden {
+		t.Errorf("/metrics for a principal that is not an admin: %d, want 403", status)
+	}
+	if status, _ := get("k-admin", "/metrics"); status != http.StatusOK {
+		t.Errorf("/metrics for the admin: %d, want 200", status)
+	}
+}

@@ -612,13 +612,25 @@ type mcpAdmin struct{ d *Daemon }
 
 func (a mcpAdmin) Servers(ctx context.Context, who *principal.Principal) (any, error) {
 	status := a.d.MCP.Status()
+	configured, err := a.d.mcpServers(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if who == nil || !who.Admin {
 		// Least disclosure: a principal sees which servers exist, their
 		// state and the tools it may call; how they are reached
 		// (commands, arguments, URLs, headers) and what their errors
 		// quote stay with the admins.
-		out := make([]mcpclient.ServerStatus, 0, len(status))
+		byName := map[string]mcpclient.ServerStatus{}
 		for _, s := range status {
+			byName[s.Name] = s
+		}
+		out := make([]mcpclient.ServerStatus, 0, len(configured))
+		for _, c := range configured {
+			s, ok := byName[c.Name]
+			if !ok {
+				s = mcpclient.ServerStatus{Name: c.Name, Transport: c.Transport.Type, State: mcpclient.StateConnecting}
+			}
 			out = append(out, mcpclient.ServerStatus{
 				Name: s.Name, Transport: s.Transport, State: s.State, Connected: s.Connected,
 				Tools:      slices.DeleteFunc(slices.Clone(s.Tools), func(t mcpclient.ToolStatus) bool { return !who.MayCallTool(t.Name) }),
@@ -626,10 +638,6 @@ func (a mcpAdmin) Servers(ctx context.Context, who *principal.Principal) (any, e
 			})
 		}
 		return map[string]any{"configured": []any{}, "connected": []any{}, "servers": out, "total_configured": 0, "total_connected": 0}, nil
-	}
-	configured, err := a.d.mcpServers(ctx)
-	if err != nil {
-		return nil, err
 	}
 	type entry struct {
 		config.MCPServer

@@ -16,6 +16,7 @@ import (
 // state-changing route (POST /api/ping) and /mcp to aim requests at.
 type uiFixture struct {
 	h   http.Handler
+	ui  *UISessions
 	now time.Time
 }
 
@@ -27,6 +28,7 @@ func newUIFixture(t *testing.T, keys map[string]*principal.Principal) *uiFixture
 		k.Add(sha256.Sum256([]byte(key)), p)
 	}
 	ui := NewUISessions(UISessionsOptions{Keys: k, Now: func() time.Time { return f.now }})
+	f.ui = ui
 	mux := http.NewServeMux()
 	New(Options{UI: ui}).Register(mux)
 	mux.HandleFunc("POST /api/ping", func(w http.ResponseWriter, r *http.Request) {
@@ -238,5 +240,38 @@ func TestNoAuthRefusesCrossSiteWrites(t *testing.T) {
 	}
 	if w := f.req("POST", "/api/ui/login", `{"key":"x"}`, nil); w.Code != 400 {
 		t.Fatalf("login without keys: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestUISessionsBoundedPerPrincipal: a principal that opens sessions in a
+// loop (1,000 logins once logged the admin out) only ever ends its own
+// oldest sessions; the admin's session survives, and the principal keeps
+// at most MaxUISessionsPerPrincipal.
+func TestUISessionsBoundedPerPrincipal(t *testing.T) {
+	admin := &principal.Principal{Name: "admin", Admin: true}
+	mallory := &principal.Principal{Name: "mallory"}
+	f := newUIFixture(t, map[string]*principal.Principal{"admin-key": admin, "mallory-key": mallory})
+	adminCookie, _ := f.login(t, "admin-key")
+	first, _ := f.login(t, "mallory-key")
+	for range 1000 {
+		f.now = f.now.Add(time.Millisecond)
+		f.login(t, "mallory-key")
+	}
+	if w := f.req("GET", "/api/ui/session", "", map[string]string{"Cookie": adminCookie}); w.Code != 200 {
+		t.Fatalf("the admin was logged out by another principal's logins: %d %s", w.Code, w.Body)
+	}
+	if w := f.req("GET", "/api/ui/session", "", map[string]string{"Cookie": first}); w.Code != 401 {
+		t.Fatalf("mallory's oldest session outlived %d newer ones: %d", MaxUISessionsPerPrincipal, w.Code)
+	}
+	f.ui.mu.Lock()
+	n := 0
+	for _, s := range f.ui.byID {
+		if s.p == mallory {
+			n++
+		}
+	}
+	f.ui.mu.Unlock()
+	if n != MaxUISessionsPerPrincipal {
+		t.Fatalf("mallory holds %d sessions, want %d", n, MaxUISessionsPerPrincipal)
 	}
 }
