@@ -64,15 +64,26 @@ func (s *Server) mayUseExternal(r *http.Request, target, taskID string) error {
 	if p == nil || p.Admin {
 		return nil
 	}
-	if taskID != "" {
-		sentTo, owner, ok := s.opts.Client.sentBy(a2a.TaskID(taskID))
-		if !ok || !p.MaySee(owner) || target != "" && target != sentTo {
-			// Another's remote task, or one this daemon did not send:
-			// as unknown as a missing one.
-			return fmt.Errorf("%w: task %s was not sent by principal %q through this daemon", a2a.ErrTaskNotFound, taskID, p.Name)
+	if target != "" {
+		if err := s.mayUseTarget(p, target); err != nil {
+			return err
 		}
-		target = sentTo
 	}
+	if taskID == "" {
+		return nil
+	}
+	sentTo, owner, ok := s.opts.Client.sentBy(a2a.TaskID(taskID))
+	if !ok || !p.MaySee(owner) || target != "" && target != sentTo {
+		// Another's remote task, or one this daemon did not send: as
+		// unknown as a missing one.
+		return fmt.Errorf("%w: task %s was not sent by principal %q through this daemon", a2a.ErrTaskNotFound, taskID, p.Name)
+	}
+	return s.mayUseTarget(p, sentTo)
+}
+
+// mayUseTarget is nil when p may send to target: a configured external
+// agent its a2a_agents name; a URL is for admins.
+func (s *Server) mayUseTarget(p *principal.Principal, target string) error {
 	if strings.Contains(target, "://") {
 		return fmt.Errorf("%w: principal %q may not send to a URL (admins only; ask for the agent to be configured in [[a2a.external_agents]] and named in its a2a_agents)", agent.ErrForbidden, p.Name)
 	}

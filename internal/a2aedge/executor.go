@@ -539,6 +539,9 @@ type fastHandler struct {
 // another replica runs (the answer an input-required task waits for) is
 // relayed to that replica.
 func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	if err := h.s.mayUseContext(ctx, req); err != nil {
+		return nil, err
+	}
 	if req != nil && req.Message != nil && req.Message.TaskID != "" {
 		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
 			return nil, err
@@ -662,6 +665,9 @@ func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest)
 // SendStreamingMessage implements a2asrv.RequestHandler: a message on a
 // task another replica runs is relayed there, and its events back.
 func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	if err := h.s.mayUseContext(ctx, req); err != nil {
+		return refusedStream(err)
+	}
 	if req != nil && req.Message != nil && req.Message.TaskID != "" {
 		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
 			return refusedStream(err)
@@ -725,6 +731,26 @@ func (s *Server) mayUseTask(ctx context.Context, id a2a.TaskID) error {
 	}
 	_, _, _, err := s.opts.Tasks.get(ctx, id)
 	return err
+}
+
+// mayUseContext refuses a message whose contextId names a conversation
+// (a session) of another principal: contexts are per principal, like
+// tasks. A contextId no session has yet is the client's to choose.
+func (s *Server) mayUseContext(ctx context.Context, req *a2a.SendMessageRequest) error {
+	p := principal.FromContext(ctx)
+	if p == nil || p.Admin || req == nil || req.Message == nil || req.Message.ContextID == "" {
+		return nil
+	}
+	sess, err := s.opts.Sessions.GetSession(ctx, req.Message.ContextID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("load the conversation of contextId %q: %w", req.Message.ContextID, err)
+	case !p.MaySee(sess.Principal):
+		return fmt.Errorf("%w: contextId %q is not a conversation principal %q may continue; omit contextId to start a new one", a2a.ErrUnauthorized, req.Message.ContextID, p.Name)
+	}
+	return nil
 }
 
 // refusedStream is a stream that fails at once with err.

@@ -123,7 +123,7 @@ func (s *Server) legacyRPC(w http.ResponseWriter, r *http.Request, body []byte) 
 		return
 	}
 	t, err := s.legacyRun(w, r, env.Params)
-	if errors.Is(err, agent.ErrForbidden) {
+	if errors.Is(err, agent.ErrForbidden) || errors.Is(err, a2a.ErrUnauthorized) {
 		// As the endpoint answers a principal that may not use its own
 		// agent (mayRun): a 403, never a 200 with a failed task.
 		writeErr(w, s.log, err)

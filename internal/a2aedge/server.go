@@ -440,6 +440,8 @@ func writeErr(w http.ResponseWriter, log *slog.Logger, err error) {
 		httpapi.WriteError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest), errors.Is(err, a2a.ErrParseError), errors.Is(err, errBadRequest):
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error())
+	case errors.Is(err, a2a.ErrUnauthorized):
+		httpapi.WriteError(w, http.StatusForbidden, "forbidden", err.Error())
 	case errors.Is(err, a2a.ErrTaskNotCancelable):
 		httpapi.WriteError(w, http.StatusConflict, "not_cancelable", err.Error())
 	case errors.Is(err, errUpstream):
