@@ -178,7 +178,8 @@ func TestCrossPrincipalJSClient(t *testing.T) {
 	}
 }
 
-// TestLegacyRoutesOwnership: the seed's routes answer alike. Alice's
+// TestLegacyRoutesOwnership: the seed's routes (and the HTTP+JSON
+// bindings) answer alike. Alice's
 // GET and cancel of bob's task find nothing; her tasks/send naming his
 // task (on the legacy route, and on another agent's JSON-RPC endpoint)
 // starts a task of her own instead of answering his approval; a 0.3
@@ -218,6 +219,24 @@ func TestLegacyRoutesOwnership(t *testing.T) {
 	code, b := f.call(keyAlice, "POST", "/a2a/agents/alpha", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","taskId":%q,"parts":[{"kind":"text","text":"yes"}]}}}`, id))
 	if !strings.Contains(b, `"error"`) {
 		t.Errorf("alice's 0.3 message/send on bob's task: %d %s", code, b)
+	}
+	// The HTTP+JSON bindings, 1.0 and 0.3, answer alike.
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/a2a/agents/alpha/tasks/" + id},
+		{"POST", "/a2a/agents/alpha/tasks/" + id + ":cancel"},
+		{"GET", "/a2a/agents/alpha/tasks/" + id + "/pushNotificationConfigs"},
+		{"GET", "/a2a/agents/alpha/v1/tasks/" + id},
+		{"POST", "/a2a/agents/alpha/v1/tasks/" + id + ":cancel"},
+	} {
+		if code, b := f.call(keyAlice, tc.method, tc.path, ""); code != http.StatusNotFound {
+			t.Errorf("alice's %s %s: %d %s", tc.method, tc.path, code, b)
+		}
+	}
+	if code, b := f.call(keyAlice, "GET", "/a2a/agents/alpha/tasks", ""); code != 200 || strings.Contains(b, id) {
+		t.Errorf("alice's REST list: %d %s", code, b)
+	}
+	if code, b := f.call(keyBob, "GET", "/a2a/agents/alpha/tasks/"+id, ""); code != 200 || !strings.Contains(b, id) {
+		t.Errorf("bob's REST get: %d %s", code, b)
 	}
 	if st := f.waitTask(a2a.TaskID(id), a2a.TaskStateInputRequired); st == nil || f.danger.Load() != 0 {
 		t.Fatalf("bob's task after alice: danger ran %d times", f.danger.Load())
