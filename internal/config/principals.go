@@ -61,6 +61,9 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 				r.add(src, fp.key("key_sha256"), "must be 64 hex digits (the SHA-256 of the key, not the key)")
 			}
 		}
+		if principal.Reserved(p.Name) && len(p.OAuthSubjects) > 0 {
+			r.add(src, fp.key("oauth_subjects"), "%q is a reserved name, which no access token may claim: give this principal another name", p.Name)
+		}
 		for j, sub := range p.OAuthSubjects {
 			sp := fp.key("oauth_subjects").index(j)
 			switch {
