@@ -89,7 +89,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bo
 		if r == nil {
 			return nil, "this task is no longer running, so it cannot take another message; start a new task in the same context to continue the conversation"
 		}
-		if !r.answer(ec.Message, ownerFrom(ctx)) {
+		if !r.answer(ec.Message, answererFrom(ctx)) {
 			return nil, "this task is not waiting for input"
 		}
 		return r, ""
@@ -676,7 +676,7 @@ func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMess
 			body, err := json.Marshal(req)
 			if err == nil {
 				return func(yield func(a2a.Event, error) bool) {
-					c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body}
+					c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
 					if h.s.relayEvents(ctx, c, yield) {
 						return
 					}
@@ -717,6 +717,22 @@ func (h fastHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTa
 		}
 	}
 	return h.RequestHandler.SubscribeToTask(ctx, req)
+}
+
+// answererKey carries, into the replica that runs a task, the name of the
+// principal whose message another replica relayed (relayCall.Answerer):
+// the relayed call has no principal of its own here, and the audit names
+// who answered.
+type answererKey struct{}
+
+// answererFrom is the principal that sent a message on a task: the
+// request's, else the relaying replica's word for it.
+func answererFrom(ctx context.Context) string {
+	if p := principal.FromContext(ctx); p != nil {
+		return p.Name
+	}
+	name, _ := ctx.Value(answererKey{}).(string)
+	return name
 }
 
 // mayUseTask refuses a request whose principal may not act on task id
@@ -767,7 +783,7 @@ func (s *Server) sendRemote(ctx context.Context, req *a2a.SendMessageRequest, ow
 		return nil, true, err
 	}
 	var res a2a.SendMessageResult
-	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body}
+	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
 	for rep := range s.relay(ctx, c) {
 		switch {
 		case rep.NotRunning:
