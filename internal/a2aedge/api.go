@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
@@ -36,9 +37,64 @@ func (s *Server) registerAPI(mux Router) {
 	mux.HandleFunc("POST /api/a2a/tasks/{id}/reply", s.apiReply)
 }
 
+// Who may use the external agents: each one spends a credential the
+// daemon holds, so a principal sends to, reads and cancels tasks of only
+// the agents its a2a_agents globs name (every one for an admin), and
+// only the remote tasks it sent itself. A URL instead of a configured
+// agent, and discovery, make the daemon fetch what the caller chose:
+// admins only, and only admins may reach loopback and private networks
+// (allow_private).
+
 func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
-	agents := s.opts.Client.Agents()
+	p := principal.FromContext(r.Context())
+	agents := []RemoteStatus{}
+	for _, a := range s.opts.Client.Agents() {
+		if p == nil || p.MayUseExternalAgent(a.Name) {
+			agents = append(agents, a)
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": agents, "total": len(agents)})
+}
+
+// mayUseExternal is nil when the request's principal may send to target
+// (a configured external agent's name, or a URL) and, for a task id, act
+// on that remote task. taskID "" with target "" resolves nothing.
+func (s *Server) mayUseExternal(r *http.Request, target, taskID string) error {
+	p := principal.FromContext(r.Context())
+	if p == nil || p.Admin {
+		return nil
+	}
+	if target != "" {
+		if err := s.mayUseTarget(p, target); err != nil {
+			return err
+		}
+	}
+	if taskID == "" {
+		return nil
+	}
+	sentTo, owner, ok := s.opts.Client.sentBy(a2a.TaskID(taskID))
+	if !ok || !p.MaySee(owner) || target != "" && target != sentTo {
+		// Another's remote task, or one this daemon did not send: as
+		// unknown as a missing one.
+		return fmt.Errorf("%w: task %s was not sent by principal %q through this daemon", a2a.ErrTaskNotFound, taskID, p.Name)
+	}
+	return s.mayUseTarget(p, sentTo)
+}
+
+// mayUseTarget is nil when p may send to target: a configured external
+// agent its a2a_agents name; a URL is for admins.
+func (s *Server) mayUseTarget(p *principal.Principal, target string) error {
+	if strings.Contains(target, "://") {
+		return fmt.Errorf("%w: principal %q may not send to a URL (admins only; ask for the agent to be configured in [[a2a.external_agents]] and named in its a2a_agents)", agent.ErrForbidden, p.Name)
+	}
+	name, ok := s.opts.Client.configured(target)
+	if !ok {
+		name = target
+	}
+	if !p.MayUseExternalAgent(name) {
+		return fmt.Errorf("%w: principal %q may not use external agent %q (its a2a_agents)", agent.ErrForbidden, p.Name, name)
+	}
+	return nil
 }
 
 // DiscoverRequest is the body of POST /api/a2a/discover.
@@ -55,6 +111,12 @@ func (s *Server) apiDiscover(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.URL == "" {
 		writeErr(w, s.log, fmt.Errorf("%w: url: required", errBadRequest))
+		return
+	}
+	if p := principal.FromContext(r.Context()); p != nil && !p.Admin {
+		// The daemon fetches the URL the caller names: an admin's call,
+		// all the more with allow_private (loopback, private networks).
+		writeErr(w, s.log, fmt.Errorf("%w: principal %q may not discover A2A agents (admins only)", agent.ErrForbidden, p.Name))
 		return
 	}
 	reach := Reach{AllowPrivate: req.AllowPrivate, Hint: `send "allow_private": true (agentd a2a discover --allow-private) to allow it`}
@@ -90,6 +152,10 @@ func (s *Server) apiSend(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Agent == "" || req.Message == "" {
 		writeErr(w, s.log, fmt.Errorf("%w: agent and message are required", errBadRequest))
+		return
+	}
+	if err := s.mayUseExternal(r, req.Agent, req.TaskID); err != nil {
+		writeErr(w, s.log, err)
 		return
 	}
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -281,6 +347,7 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 			*p.dst = n
 		}
 	}
+	f.Owner = ownerFilter(r.Context())
 	recs, total, err := s.opts.Tasks.Recent(r.Context(), f)
 	if err != nil {
 		writeErr(w, s.log, err)
@@ -304,6 +371,10 @@ func (s *Server) apiTask(w http.ResponseWriter, r *http.Request) {
 				"view": viewOf(rec.Task, rec.Agent, rec.CreatedAt, rec.UpdatedAt, true)})
 			return
 		}
+	}
+	if err := s.mayUseExternal(r, target, id); err != nil {
+		writeErr(w, s.log, err)
+		return
 	}
 	t, err := s.opts.Client.GetTask(r.Context(), target, id)
 	if err != nil {
@@ -349,6 +420,10 @@ func (s *Server) apiCancel(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"task": t, "source": "local", "view": viewOf(t, "", time.Time{}, time.Time{}, true)})
 			return
 		}
+	}
+	if err := s.mayUseExternal(r, target, id); err != nil {
+		writeErr(w, s.log, err)
+		return
 	}
 	t, err := s.opts.Client.CancelTask(r.Context(), target, id)
 	if err != nil {

@@ -87,7 +87,7 @@ type Client struct {
 	agents   map[string]*remote // by configured name
 	order    []string
 	adhoc    map[string]*remote // by card URL, for URL targets
-	sent     map[a2a.TaskID]string
+	sent     map[a2a.TaskID]sentTask
 	sentList []a2a.TaskID
 	watchers []func()
 	stop     context.CancelFunc // ends discovery; set by Start
@@ -136,7 +136,7 @@ func NewClient(opts ClientOptions) *Client {
 		opts.LookupSecret = func(string) (string, bool) { return "", false }
 	}
 	c := &Client{opts: opts, log: orDiscard(opts.Logger), agents: map[string]*remote{}, adhoc: map[string]*remote{},
-		sent: map[a2a.TaskID]string{}}
+		sent: map[a2a.TaskID]sentTask{}}
 	if opts.Tracer != nil {
 		c.tracer = opts.Tracer.Tracer(telemetry.Scope)
 	}
@@ -500,7 +500,7 @@ func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a
 		return nil, fmt.Errorf("%w: unexpected send result %T", errUpstream, res)
 	}
 	if task.ID != "" {
-		c.remember(task.ID, target)
+		c.remember(ctx, task.ID, target)
 	}
 	delay := 100 * time.Millisecond
 	for !Settled(task.Status.State) && task.ID != "" {
@@ -543,7 +543,7 @@ func (c *Client) StreamMessage(ctx context.Context, target string, req *a2a.Send
 				return
 			}
 			if id := ev.TaskInfo().TaskID; id != "" {
-				c.remember(id, target)
+				c.remember(ctx, id, target)
 			}
 			if !yield(ev, nil) {
 				return
@@ -582,7 +582,7 @@ func (c *Client) CancelTask(ctx context.Context, target, id string) (*a2a.Task, 
 func (c *Client) targetOf(ctx context.Context, target, id string) (*remote, error) {
 	if target == "" {
 		c.mu.Lock()
-		target = c.sent[a2a.TaskID(id)]
+		target = c.sent[a2a.TaskID(id)].target
 		c.mu.Unlock()
 		if target == "" {
 			return nil, fmt.Errorf("%w: task %s was not sent through this daemon; name the agent or URL", a2a.ErrTaskNotFound, id)
@@ -591,8 +591,18 @@ func (c *Client) targetOf(ctx context.Context, target, id string) (*remote, erro
 	return c.target(ctx, target)
 }
 
-// remember records where a task was sent (the last 1,000).
-func (c *Client) remember(id a2a.TaskID, target string) {
+// sentTask is where a task was sent through this client, and by whom.
+type sentTask struct {
+	target string
+	// owner is the principal whose request sent it ("" for the daemon's
+	// own, such as an agent's tool call): the remote agent sees only the
+	// daemon's credential, so this is what tells principals' tasks apart.
+	owner string
+}
+
+// remember records where a task was sent, and the principal of ctx that
+// sent it (the last 1,000).
+func (c *Client) remember(ctx context.Context, id a2a.TaskID, target string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.sent[id]; !ok {
@@ -602,7 +612,32 @@ func (c *Client) remember(id a2a.TaskID, target string) {
 			c.sentList = c.sentList[1:]
 		}
 	}
-	c.sent[id] = target
+	c.sent[id] = sentTask{target: target, owner: ownerFrom(ctx)}
+}
+
+// sentBy returns the target a task was sent to through this client and
+// the principal that sent it; ok is false for a task it does not know.
+func (c *Client) sentBy(id a2a.TaskID) (target, owner string, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.sent[id]
+	return t.target, t.owner, ok
+}
+
+// configured returns the name of the external agent target names (by its
+// name or its tool's), false when target is no configured agent.
+func (c *Client) configured(target string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.agents[target]; ok {
+		return target, true
+	}
+	for name, x := range c.agents {
+		if x.toolName == target {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // ResultText is what a task produced, as text: its artifacts' text (data

@@ -89,7 +89,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bo
 		if r == nil {
 			return nil, "this task is no longer running, so it cannot take another message; start a new task in the same context to continue the conversation"
 		}
-		if !r.answer(ec.Message) {
+		if !r.answer(ec.Message, answererFrom(ctx)) {
 			return nil, "this task is not waiting for input"
 		}
 		return r, ""
@@ -185,8 +185,9 @@ type item struct {
 // input for a model-free run. The next message on the task answers it.
 type question struct {
 	message func(ec *a2asrv.ExecutorContext) *a2a.Message
-	// deliver hands the answer over; it must not block.
-	deliver func(*a2a.Message)
+	// deliver hands the answer over, with the name of the principal that
+	// sent it ("" for the daemon's own calls); it must not block.
+	deliver func(m *a2a.Message, by string)
 }
 
 // outcome is the end of a model-free run: its terminal state and the
@@ -213,9 +214,9 @@ func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequ
 	req.Approver = r
 	req.OnEvent = func(e agent.Event) { r.push(item{ev: &e}) }
 	if fast != nil {
-		agentName := agentFrom(reqCtx)
+		agentName, owner := agentFrom(reqCtx), ownerFrom(reqCtx)
 		req.FinalTask = func(res agent.RunResult) (store.Task, bool) {
-			return r.finalTask(s.opts.Tasks, agentName, fast, res)
+			return r.finalTask(s.opts.Tasks, agentName, owner, fast, res)
 		}
 	}
 	s.mu.Lock()
@@ -249,10 +250,10 @@ func (s *Server) ended(r *run) {
 // finalTask builds the finished task of a fast-path run for the kernel to
 // store with the model's reply, unless the run was already handed to
 // a2a-go.
-func (r *run) finalTask(ts *TaskStore, agentName string, ec *a2asrv.ExecutorContext, res agent.RunResult) (store.Task, bool) {
+func (r *run) finalTask(ts *TaskStore, agentName, owner string, ec *a2asrv.ExecutorContext, res agent.RunResult) (store.Task, bool) {
 	msg := res.Message
 	t := finishedTask(ec, &item{ev: &agent.Event{Type: agent.EventFinal, SessionID: res.SessionID, Message: &msg, StopReason: res.StopReason}})
-	rec, err := ts.record(agentName, t)
+	rec, err := ts.record(agentName, owner, t)
 	if err != nil {
 		return store.Task{}, false // the fast path stores it the usual way
 	}
@@ -300,16 +301,24 @@ func (r *run) wake() {
 // Approve implements tool.Approver: a policy "ask" turns the task
 // input-required, and the next message on the task answers it.
 func (r *run) Approve(ctx context.Context, req tool.ApprovalRequest) (bool, error) {
-	answer := make(chan bool, 1)
+	a, err := r.ApproveAnswer(ctx, req)
+	return a.Approved, err
+}
+
+// ApproveAnswer implements tool.AnsweringApprover. Only the task's owner
+// or an admin can send the answering message (the task is not found for
+// anyone else), and the audit names which of them did.
+func (r *run) ApproveAnswer(ctx context.Context, req tool.ApprovalRequest) (tool.Answer, error) {
+	answer := make(chan tool.Answer, 1)
 	r.push(item{ask: &question{
 		message: func(ec *a2asrv.ExecutorContext) *a2a.Message { return approvalMessage(ec, req) },
-		deliver: func(m *a2a.Message) { answer <- approvalAnswer(m) },
+		deliver: func(m *a2a.Message, by string) { answer <- tool.Answer{Approved: approvalAnswer(m), By: by} },
 	}})
 	select {
-	case ok := <-answer:
-		return ok, nil
+	case a := <-answer:
+		return a, nil
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return tool.Answer{}, ctx.Err()
 	}
 }
 
@@ -317,7 +326,7 @@ func (r *run) Approve(ctx context.Context, req tool.ApprovalRequest) (bool, erro
 // returns the next message on the task.
 func (r *run) ask(ctx context.Context, msg func(ec *a2asrv.ExecutorContext) *a2a.Message) (*a2a.Message, error) {
 	answer := make(chan *a2a.Message, 1)
-	r.push(item{ask: &question{message: msg, deliver: func(m *a2a.Message) { answer <- m }}})
+	r.push(item{ask: &question{message: msg, deliver: func(m *a2a.Message, _ string) { answer <- m }}})
 	select {
 	case m := <-answer:
 		return m, nil
@@ -326,8 +335,9 @@ func (r *run) ask(ctx context.Context, msg func(ec *a2asrv.ExecutorContext) *a2a
 	}
 }
 
-// answer delivers a follow-up message to the pending question.
-func (r *run) answer(m *a2a.Message) bool {
+// answer delivers a follow-up message, sent by principal by, to the
+// pending question.
+func (r *run) answer(m *a2a.Message, by string) bool {
 	r.mu.Lock()
 	q := r.awaiting
 	r.awaiting = nil
@@ -335,7 +345,7 @@ func (r *run) answer(m *a2a.Message) bool {
 	if q == nil {
 		return false
 	}
-	q.deliver(m)
+	q.deliver(m, by)
 	return true
 }
 
@@ -529,7 +539,13 @@ type fastHandler struct {
 // another replica runs (the answer an input-required task waits for) is
 // relayed to that replica.
 func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	if err := h.s.mayUseContext(ctx, req); err != nil {
+		return nil, err
+	}
 	if req != nil && req.Message != nil && req.Message.TaskID != "" {
+		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
+			return nil, err
+		}
 		if owner, agent, ok := h.s.remoteOwner(ctx, req.Message.TaskID); ok {
 			if res, handled, err := h.s.sendRemote(ctx, req, owner, agent); handled {
 				return res, err
@@ -606,6 +622,9 @@ func (r *run) stored() *a2a.Task {
 // error rather than an internal one.
 func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	if req != nil {
+		if err := h.s.mayUseTask(ctx, req.ID); err != nil {
+			return nil, err
+		}
 		if _, _, ok := h.s.remoteOwner(ctx, req.ID); ok {
 			if t, handled, err := h.s.cancelRemote(ctx, req); handled {
 				return t, err
@@ -646,12 +665,18 @@ func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest)
 // SendStreamingMessage implements a2asrv.RequestHandler: a message on a
 // task another replica runs is relayed there, and its events back.
 func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	if err := h.s.mayUseContext(ctx, req); err != nil {
+		return refusedStream(err)
+	}
 	if req != nil && req.Message != nil && req.Message.TaskID != "" {
+		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
+			return refusedStream(err)
+		}
 		if owner, agent, ok := h.s.remoteOwner(ctx, req.Message.TaskID); ok {
 			body, err := json.Marshal(req)
 			if err == nil {
 				return func(yield func(a2a.Event, error) bool) {
-					c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body}
+					c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
 					if h.s.relayEvents(ctx, c, yield) {
 						return
 					}
@@ -674,6 +699,9 @@ func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMess
 // task another replica runs come from that replica.
 func (h fastHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	if req != nil {
+		if err := h.s.mayUseTask(ctx, req.ID); err != nil {
+			return refusedStream(err)
+		}
 		if owner, agent, ok := h.s.remoteOwner(ctx, req.ID); ok {
 			return func(yield func(a2a.Event, error) bool) {
 				c := relayCall{Owner: owner, Kind: callSubscribe, Task: string(req.ID), Agent: agent}
@@ -691,6 +719,61 @@ func (h fastHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTa
 	return h.RequestHandler.SubscribeToTask(ctx, req)
 }
 
+// answererKey carries, into the replica that runs a task, the name of the
+// principal whose message another replica relayed (relayCall.Answerer):
+// the relayed call has no principal of its own here, and the audit names
+// who answered.
+type answererKey struct{}
+
+// answererFrom is the principal that sent a message on a task: the
+// request's, else the relaying replica's word for it.
+func answererFrom(ctx context.Context) string {
+	if p := principal.FromContext(ctx); p != nil {
+		return p.Name
+	}
+	name, _ := ctx.Value(answererKey{}).(string)
+	return name
+}
+
+// mayUseTask refuses a request whose principal may not act on task id
+// (another principal's task, unless the caller is an admin), before
+// anything reaches the task: its run's pending question (an approval),
+// its stream, its cancellation, or another replica that runs it. The
+// refusal is the store's: TaskNotFound, as for a task that does not exist.
+// Requests without a principal, or an admin's, skip the lookup.
+func (s *Server) mayUseTask(ctx context.Context, id a2a.TaskID) error {
+	if p := principal.FromContext(ctx); p == nil || p.Admin {
+		return nil
+	}
+	_, _, _, err := s.opts.Tasks.get(ctx, id)
+	return err
+}
+
+// mayUseContext refuses a message whose contextId names a conversation
+// (a session) of another principal: contexts are per principal, like
+// tasks. A contextId no session has yet is the client's to choose.
+func (s *Server) mayUseContext(ctx context.Context, req *a2a.SendMessageRequest) error {
+	p := principal.FromContext(ctx)
+	if p == nil || p.Admin || req == nil || req.Message == nil || req.Message.ContextID == "" {
+		return nil
+	}
+	sess, err := s.opts.Sessions.GetSession(ctx, req.Message.ContextID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("load the conversation of contextId %q: %w", req.Message.ContextID, err)
+	case !p.MaySee(sess.Principal):
+		return fmt.Errorf("%w: contextId %q is not a conversation principal %q may continue; omit contextId to start a new one", a2a.ErrUnauthorized, req.Message.ContextID, p.Name)
+	}
+	return nil
+}
+
+// refusedStream is a stream that fails at once with err.
+func refusedStream(err error) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, err) }
+}
+
 // sendRemote relays a non-streaming message on a task another replica
 // runs and returns that replica's answer. handled is false if the
 // replica no longer ran the task: the caller answers as if alone.
@@ -700,7 +783,7 @@ func (s *Server) sendRemote(ctx context.Context, req *a2a.SendMessageRequest, ow
 		return nil, true, err
 	}
 	var res a2a.SendMessageResult
-	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body}
+	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
 	for rep := range s.relay(ctx, c) {
 		switch {
 		case rep.NotRunning:

@@ -23,6 +23,7 @@ import (
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store/sqlite"
 	"github.com/agentd/agentd/internal/tool"
 )
@@ -54,6 +55,10 @@ type fixtureOptions struct {
 	agents []manifest.Manifest
 	// modelFree runs the tasks of mcp_proxy agents.
 	modelFree ModelFree
+	// principals are bearer keys and whom they stand for: requests must
+	// then carry one (401 otherwise), and reach the server as that
+	// principal, as the daemon's admission layer hands them over.
+	principals map[string]*principal.Principal
 }
 
 type providers struct{ p llm.Provider }
@@ -113,7 +118,11 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 		Version: "test", Push: f.pusher, Client: f.client, ModelFree: o.modelFree})
 	mux := http.NewServeMux()
 	f.s.Register(mux)
-	f.srv = httptest.NewServer(mux)
+	var handler http.Handler = mux
+	if o.principals != nil {
+		handler = asPrincipal(o.principals, mux)
+	}
+	f.srv = httptest.NewServer(handler)
 	t.Cleanup(func() {
 		f.srv.Close()
 		f.s.Close()
@@ -124,6 +133,23 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 	})
 	f.client.Start()
 	return f
+}
+
+// asPrincipal serves requests whose bearer key names a principal as that
+// principal, and refuses the others; cards stay public.
+func asPrincipal(keys map[string]*principal.Principal, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := keys[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
+		if !ok {
+			if strings.Contains(r.URL.Path, "/.well-known/") {
+				h.ServeHTTP(w, r)
+				return
+			}
+			http.Error(w, `{"error":{"code":"unauthorized"}}`, http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), p)))
+	})
 }
 
 // endpoint is agent name's A2A URL.

@@ -1,6 +1,7 @@
 package a2aedge
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentd/agentd/internal/agent"
 )
 
 // The seed's (pre-0.2 A2A) routes and shapes, kept so clients written
@@ -120,6 +123,12 @@ func (s *Server) legacyRPC(w http.ResponseWriter, r *http.Request, body []byte) 
 		return
 	}
 	t, err := s.legacyRun(w, r, env.Params)
+	if errors.Is(err, agent.ErrForbidden) || errors.Is(err, a2a.ErrUnauthorized) {
+		// As the endpoint answers a principal that may not use its own
+		// agent (mayRun): a 403, never a 200 with a failed task.
+		writeErr(w, s.log, err)
+		return
+	}
 	if err != nil {
 		code := -32603
 		switch {
@@ -158,9 +167,14 @@ func (s *Server) legacyRun(w http.ResponseWriter, r *http.Request, raw json.RawM
 	} else if _, err := s.exposed(r.Context(), name); err != nil {
 		return nil, err
 	}
+	if err := mayRunAgent(r.Context(), name); err != nil {
+		return nil, err
+	}
 	if p.ID != "" {
 		// An id naming a task waiting for input continues it; any other
 		// id is the client's suggestion, which A2A servers do not take.
+		// Another principal's task is not found here (TaskStore.Get), so
+		// its question is not answered: the message starts a new task.
 		if st, err := s.opts.Tasks.Get(withAgent(r.Context(), name), a2a.TaskID(p.ID)); err == nil && st.Task.Status.State == a2a.TaskStateInputRequired {
 			msg.TaskID, msg.ContextID = st.Task.ID, st.Task.ContextID
 		}
@@ -233,27 +247,42 @@ func parseLegacyParams(raw json.RawMessage) (legacyParams, *a2a.Message, error) 
 	return p, msg, nil
 }
 
+// legacyTask reads the task of a legacy route: one the request's
+// principal owns (TaskNotFound otherwise, as for a missing task) of an
+// agent it may run (403 otherwise), with ctx scoped to that agent as its
+// own endpoint would be.
+func (s *Server) legacyTask(r *http.Request, id a2a.TaskID) (context.Context, *a2a.Task, error) {
+	t, _, agentName, err := s.opts.Tasks.get(r.Context(), id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mayRunAgent(r.Context(), agentName); err != nil {
+		return nil, nil, err
+	}
+	return withAgent(r.Context(), agentName), t, nil
+}
+
 func (s *Server) legacyGet(w http.ResponseWriter, r *http.Request) {
-	st, err := s.opts.Tasks.Get(r.Context(), a2a.TaskID(r.PathValue("id")))
+	_, t, err := s.legacyTask(r, a2a.TaskID(r.PathValue("id")))
 	if err != nil {
 		writeErr(w, s.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toLegacyTask(st.Task))
+	writeJSON(w, http.StatusOK, toLegacyTask(t))
 }
 
 func (s *Server) legacyCancel(w http.ResponseWriter, r *http.Request) {
 	id := a2a.TaskID(r.PathValue("id"))
-	st, err := s.opts.Tasks.Get(r.Context(), id)
+	ctx, task, err := s.legacyTask(r, id)
 	if err != nil {
 		writeErr(w, s.log, err)
 		return
 	}
-	if state := st.Task.Status.State; state.Terminal() && state != a2a.TaskStateCanceled {
+	if state := task.Status.State; state.Terminal() && state != a2a.TaskStateCanceled {
 		writeErr(w, s.log, fmt.Errorf("%w: task %s is already %s; only unfinished tasks can be cancelled", a2a.ErrTaskNotCancelable, id, LegacyStatus(state)))
 		return
 	}
-	t, err := s.handler.CancelTask(r.Context(), &a2a.CancelTaskRequest{ID: id})
+	t, err := s.handler.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
 	if err != nil {
 		writeErr(w, s.log, err)
 		return

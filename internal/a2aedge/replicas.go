@@ -71,6 +71,9 @@ type relayCall struct {
 	Task    string          `json:"task"`
 	Agent   string          `json:"agent"`
 	Request json.RawMessage `json:"request,omitempty"` // the SendMessageRequest of send and stream
+	// Answerer names the principal whose message is relayed, checked by
+	// the relaying replica: the audit of an approval names who answered.
+	Answerer string `json:"answerer,omitempty"`
 }
 
 // relayReply is one event of a relayed call, or its end.
@@ -354,6 +357,9 @@ func (s *Server) pump(ctx context.Context, c relayCall) {
 	case callSubscribe:
 		events = s.handler.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(c.Task)})
 	case callSend, callStream:
+		if c.Answerer != "" {
+			ctx = context.WithValue(ctx, answererKey{}, c.Answerer)
+		}
 		var req a2a.SendMessageRequest
 		if err := json.Unmarshal(c.Request, &req); err != nil {
 			reply(relayReply{End: true, Error: "bad relayed request: " + err.Error(), Code: "invalid"})

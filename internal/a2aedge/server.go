@@ -273,9 +273,12 @@ func (s *Server) listCards(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, s.log, err)
 		return
 	}
+	// A principal is shown the agents it may run: the names of the others
+	// are not its business.
+	p := principal.FromContext(r.Context())
 	cards := []json.RawMessage{}
 	for _, e := range entries {
-		if !e.Manifest.Expose.A2A {
+		if !e.Manifest.Expose.A2A || p != nil && !p.MayRunAgent(e.Manifest.Name) {
 			continue
 		}
 		b, err := s.cardJSON(r, e.Manifest)
@@ -397,12 +400,21 @@ func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
 // sending messages and reading or cancelling its tasks alike. Requests
 // without a principal come from inside the daemon.
 func (s *Server) mayRun(w http.ResponseWriter, r *http.Request, name string) bool {
-	p := principal.FromContext(r.Context())
-	if p == nil || p.MayRunAgent(name) {
-		return true
+	if err := mayRunAgent(r.Context(), name); err != nil {
+		writeErr(w, s.log, err)
+		return false
 	}
-	writeErr(w, s.log, fmt.Errorf("%w: principal %q may not use agent %q", agent.ErrForbidden, p.Name, name))
-	return false
+	return true
+}
+
+// mayRunAgent is agent.ErrForbidden unless ctx's principal may run agent
+// name (or ctx has none: the daemon's own call).
+func mayRunAgent(ctx context.Context, name string) error {
+	p := principal.FromContext(ctx)
+	if p == nil || p.MayRunAgent(name) {
+		return nil
+	}
+	return fmt.Errorf("%w: principal %q may not use agent %q", agent.ErrForbidden, p.Name, name)
 }
 
 // OAuthServer names where a client gets an access token.
@@ -428,6 +440,8 @@ func writeErr(w http.ResponseWriter, log *slog.Logger, err error) {
 		httpapi.WriteError(w, http.StatusNotFound, "not_found", err.Error())
 	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest), errors.Is(err, a2a.ErrParseError), errors.Is(err, errBadRequest):
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid", err.Error())
+	case errors.Is(err, a2a.ErrUnauthorized):
+		httpapi.WriteError(w, http.StatusForbidden, "forbidden", err.Error())
 	case errors.Is(err, a2a.ErrTaskNotCancelable):
 		httpapi.WriteError(w, http.StatusConflict, "not_cancelable", err.Error())
 	case errors.Is(err, errUpstream):

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 )
 
@@ -73,6 +74,7 @@ type liveTask struct {
 	task    *a2a.Task
 	version taskstore.TaskVersion
 	agent   string
+	owner   string // the principal that created it
 	created time.Time
 	flushed time.Time // last write to the store
 
@@ -169,7 +171,7 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 	if task == nil || task.ID == "" {
 		return taskstore.TaskVersionMissing, fmt.Errorf("create task: %w", a2a.ErrInvalidParams)
 	}
-	rec, err := s.record(agentFrom(ctx), task)
+	rec, err := s.record(agentFrom(ctx), ownerFrom(ctx), task)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
@@ -181,7 +183,7 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 	}
 	var lt *liveTask
 	if !rec.Terminal {
-		lt = &liveTask{task: task, version: 1, agent: rec.Agent, created: now, flushed: now}
+		lt = &liveTask{task: task, version: 1, agent: rec.Agent, owner: rec.Owner, created: now, flushed: now}
 		lt.wmu.Lock() // Get waits for nothing: it reads the live copy
 		s.live[task.ID] = lt
 	}
@@ -206,15 +208,16 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 	return 1, nil
 }
 
-// record is task as the store keeps it, for agentName, created now.
-func (s *TaskStore) record(agentName string, task *a2a.Task) (store.Task, error) {
+// record is task as the store keeps it, for agentName, owned by owner,
+// created now.
+func (s *TaskStore) record(agentName, owner string, task *a2a.Task) (store.Task, error) {
 	data, err := json.Marshal(task)
 	if err != nil {
 		return store.Task{}, fmt.Errorf("encode task %s: %w", task.ID, err)
 	}
 	now := time.Now().UTC()
 	return store.Task{
-		ID: string(task.ID), ContextID: task.ContextID, Agent: agentName, State: string(task.Status.State),
+		ID: string(task.ID), ContextID: task.ContextID, Agent: agentName, Owner: owner, State: string(task.Status.State),
 		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: now, UpdatedAt: now,
 	}, nil
 }
@@ -247,7 +250,7 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 		s.mu.Unlock()
 		return s.updateStored(ctx, req)
 	}
-	if !allowed(ctx, lt.agent) {
+	if !allowed(ctx, lt.agent, lt.owner) {
 		s.mu.Unlock()
 		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
 	}
@@ -292,7 +295,7 @@ func (s *TaskStore) write(ctx context.Context, lt *liveTask) error {
 		return fmt.Errorf("encode task %s: %w", task.ID, err)
 	}
 	rec := store.Task{
-		ID: string(task.ID), ContextID: task.ContextID, Agent: lt.agent, State: string(task.Status.State),
+		ID: string(task.ID), ContextID: task.ContextID, Agent: lt.agent, Owner: lt.owner, State: string(task.Status.State),
 		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: lt.created, UpdatedAt: time.Now().UTC(),
 	}
 	// The final write must land even if the request that caused it is
@@ -320,7 +323,7 @@ func (s *TaskStore) updateStored(ctx context.Context, req *taskstore.UpdateReque
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("load task %s: %w", req.Task.ID, err)
 	}
-	if !allowed(ctx, cur.Agent) {
+	if !allowed(ctx, cur.Agent, cur.Owner) {
 		return taskstore.TaskVersionMissing, a2a.ErrTaskNotFound
 	}
 	data, err := json.Marshal(req.Task)
@@ -353,7 +356,7 @@ func (s *TaskStore) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, taskstor
 	s.mu.Lock()
 	if lt, ok := s.live[id]; ok {
 		defer s.mu.Unlock()
-		if !allowed(ctx, lt.agent) {
+		if !allowed(ctx, lt.agent, lt.owner) {
 			return nil, 0, "", a2a.ErrTaskNotFound
 		}
 		return cloneTask(lt.task), lt.version, lt.agent, nil
@@ -366,7 +369,7 @@ func (s *TaskStore) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, taskstor
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("load task %s: %w", id, err)
 	}
-	if !allowed(ctx, rec.Agent) {
+	if !allowed(ctx, rec.Agent, rec.Owner) {
 		return nil, 0, "", a2a.ErrTaskNotFound
 	}
 	var t a2a.Task
@@ -400,7 +403,7 @@ func (s *TaskStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.L
 	if err != nil {
 		return nil, err
 	}
-	f := store.TaskFilter{ContextID: req.ContextID, Agent: agentFrom(ctx), State: string(status), Limit: pageSize, Offset: offset}
+	f := store.TaskFilter{ContextID: req.ContextID, Agent: agentFrom(ctx), Owner: ownerFilter(ctx), State: string(status), Limit: pageSize, Offset: offset}
 	if req.StatusTimestampAfter != nil {
 		f.UpdatedAfter = *req.StatusTimestampAfter
 	}
@@ -547,12 +550,46 @@ func agentFrom(ctx context.Context) string {
 	return s
 }
 
-// allowed reports whether a request may see a task of agent: a task is
-// visible only through its own agent's endpoint, so ids do not leak
-// between agents.
-func allowed(ctx context.Context, agent string) bool {
+// allowed reports whether a request may see a task of agent owned by
+// owner: a task is visible only through its own agent's endpoint, so ids
+// do not leak between agents, and only to the principal that created it
+// (or an admin), so principals sharing an agent do not see each other's
+// tasks, contexts, push configs or questions. Everything a2a-go does with
+// a task (get, cancel, resubscribe, follow-up messages, push configs)
+// reads it through here first.
+//
+// A task of another principal is answered like a missing one (a2a's
+// TaskNotFound), never "forbidden": its id must not tell anyone that it
+// exists.
+func allowed(ctx context.Context, agent, owner string) bool {
 	a := agentFrom(ctx)
-	return a == "" || a == agent
+	return (a == "" || a == agent) && mayOwn(ctx, owner)
+}
+
+// mayOwn reports whether the request's principal may act on an object
+// owner owns. Requests without a principal come from inside the daemon
+// (the reaper, replicas, the bridge's in-process calls).
+func mayOwn(ctx context.Context, owner string) bool {
+	p := principal.FromContext(ctx)
+	return p == nil || p.MaySee(owner)
+}
+
+// ownerFrom is the owner a task created in ctx records: its principal's
+// name, "" for the daemon's own work.
+func ownerFrom(ctx context.Context) string { return principal.NameOf(principal.FromContext(ctx)) }
+
+// ownerFilter narrows a listing to the request's principal's tasks; ""
+// (everything) for admins and the daemon itself.
+func ownerFilter(ctx context.Context) string {
+	p := principal.FromContext(ctx)
+	if p == nil || p.Admin {
+		return ""
+	}
+	if p.Name == "" {
+		// No name owns nothing: match no task rather than every one.
+		return "\x00"
+	}
+	return p.Name
 }
 
 func orDiscard(l *slog.Logger) *slog.Logger {

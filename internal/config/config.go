@@ -87,6 +87,14 @@ type Principal struct {
 	// Admin may change agents and servers and read every session and the
 	// audit log.
 	Admin bool `toml:"admin" json:"admin,omitempty"`
+	// A2AAgents are the globs of the external A2A agents ([[a2a.agents]])
+	// it may send to through the daemon, spending the daemon's credential
+	// for them. Unset: none, or every one for an admin.
+	A2AAgents []string `toml:"a2a_agents" json:"a2a_agents,omitempty"`
+	// OAuthSubjects are the values of [auth.oauth]'s principal claim
+	// whose access tokens are this principal (besides a claim equal to
+	// its name): an IdP's opaque subject ids, say.
+	OAuthSubjects []string `toml:"oauth_subjects" json:"oauth_subjects,omitempty"`
 }
 
 // Store chooses where agentd keeps its state (agents and MCP servers
@@ -139,6 +147,10 @@ type OAuthRS struct {
 	JWKSURL string `toml:"jwks_url" json:"jwks_url,omitempty"`
 	// PrincipalClaim names the principal; default "sub".
 	PrincipalClaim string `toml:"principal_claim" json:"principal_claim,omitempty"`
+	// ScopeRights lets a token whose principal claim no [[principals]]
+	// entry names be the principal "oauth:<claim>", with the rights its
+	// scopes grant. Off (the default), such a token is refused (403).
+	ScopeRights bool `toml:"scope_rights" json:"scope_rights,omitempty"`
 	// LeewaySecs is the clock skew allowed; default 60.
 	LeewaySecs int `toml:"leeway_secs" json:"leeway_secs,omitempty"`
 	// AllowPrivate lets the issuer be on loopback or a private network

@@ -641,6 +641,11 @@ url = "ws://localhost:1"
 		{"cluster heartbeat negative", "[store]\nbackend = \"postgres\"\n[cluster]\nheartbeat_secs = -1\n", 4, "cluster.heartbeat_secs", "at least 1"},
 		{"cluster session key not a name", "[store]\nbackend = \"postgres\"\n[cluster]\nsession_key_env = \"abc def\"\n", 4, "cluster.session_key_env", "must name an environment variable"},
 		{"principal bad glob", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\ntools = [\"ok\", \"[\"]\n", 4, "principals[0].tools[1]", "not a valid glob"},
+		{"principal bad a2a_agents glob", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\na2a_agents = [\"[\"]\n", 4, "principals[0].a2a_agents[0]", "not a valid glob"},
+		{"oauth subject without oauth", "[[principals]]\nname = \"a\"\nkey_env = \"K\"\noauth_subjects = [\"x\"]\n", 4, "principals[0].oauth_subjects[0]", "needs [auth.oauth]"},
+		{"oauth subject reserved", "[auth.oauth]\nissuer = \"https://id.example\"\n[[principals]]\nname = \"a\"\noauth_subjects = [\"admin\"]\n", 5, "principals[0].oauth_subjects[0]", "reserved"},
+		{"oauth subjects of admin", "[auth.oauth]\nissuer = \"https://id.example\"\n[[principals]]\nname = \"admin\"\noauth_subjects = [\"x\"]\n", 5, "principals[0].oauth_subjects", "reserved name"},
+		{"oauth subject twice", "[auth.oauth]\nissuer = \"https://id.example\"\n[[principals]]\nname = \"a\"\noauth_subjects = [\"x\"]\n[[principals]]\nname = \"b\"\noauth_subjects = [\"x\"]\n", 8, "principals[1].oauth_subjects[0]", "already mapped to principals[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // AdminPrincipal is the name of the principal the top-level api_key
 // stands for.
-const AdminPrincipal = "admin"
+const AdminPrincipal = principal.AdminName
 
 func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 	if o := c.Auth.OAuth; o != nil {
@@ -30,6 +30,7 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 	}
 	oauth := c.Auth.OAuth != nil
 	seen := map[string]int{}
+	subjects := map[string]int{} // oauth_subjects value → principal index
 	hasAPIKey := c.APIKey != "" || c.APIKeyEnv != ""
 	for i, p := range c.Principals {
 		fp := root.key("principals").index(i)
@@ -60,7 +61,26 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 				r.add(src, fp.key("key_sha256"), "must be 64 hex digits (the SHA-256 of the key, not the key)")
 			}
 		}
-		for k, globs := range map[string][]string{"agents": p.Agents, "tools": p.Tools, "deny_tools": p.DenyTools, "ask_tools": p.AskTools} {
+		if principal.Reserved(p.Name) && len(p.OAuthSubjects) > 0 {
+			r.add(src, fp.key("oauth_subjects"), "%q is a reserved name, which no access token may claim: give this principal another name", p.Name)
+		}
+		for j, sub := range p.OAuthSubjects {
+			sp := fp.key("oauth_subjects").index(j)
+			switch {
+			case !oauth:
+				r.add(src, sp, "needs [auth.oauth]: oauth_subjects map access tokens to this principal")
+			case sub == "":
+				r.add(src, sp, "must not be empty")
+			case principal.Reserved(sub):
+				r.add(src, sp, "%q is reserved for the daemon's own credentials; no access token may claim it", sub)
+			}
+			if k, ok := subjects[sub]; ok && k != i {
+				r.add(src, sp, "%q is already mapped to principals[%d]", sub, k)
+			} else {
+				subjects[sub] = i
+			}
+		}
+		for k, globs := range map[string][]string{"agents": p.Agents, "tools": p.Tools, "deny_tools": p.DenyTools, "ask_tools": p.AskTools, "a2a_agents": p.A2AAgents} {
 			for j, g := range globs {
 				if _, err := path.Match(g, ""); err != nil {
 					r.add(src, fp.key(k).index(j), "%q is not a valid glob (*, ?, [...])", g)
@@ -70,12 +90,23 @@ func checkPrincipals(r *report, src *source, root fieldPath, c *Config) {
 	}
 }
 
-// ConfiguredPrincipal returns the rights of the [[principals]] entry
-// named name (an access token whose principal claim is that name gets
-// them).
-func (c *Config) ConfiguredPrincipal(name string) (*principal.Principal, bool) {
+// TokenPrincipal returns the [[principals]] entry an access token whose
+// principal claim is claim stands for: the entry that lists claim in its
+// oauth_subjects, else the entry named claim. A reserved name ("admin",
+// "local") is never a token's, even when an entry bears it.
+func (c *Config) TokenPrincipal(claim string) (*principal.Principal, bool) {
+	if claim == "" || principal.Reserved(claim) {
+		return nil, false
+	}
 	for _, p := range c.Principals {
-		if p.Name == name {
+		for _, s := range p.OAuthSubjects {
+			if s == claim {
+				return toPrincipal(p), true
+			}
+		}
+	}
+	for _, p := range c.Principals {
+		if p.Name == claim {
 			return toPrincipal(p), true
 		}
 	}
@@ -83,7 +114,7 @@ func (c *Config) ConfiguredPrincipal(name string) (*principal.Principal, bool) {
 }
 
 func toPrincipal(p Principal) *principal.Principal {
-	pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools, DenyTools: p.DenyTools, AskTools: p.AskTools}
+	pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools, DenyTools: p.DenyTools, AskTools: p.AskTools, A2AAgents: p.A2AAgents}
 	if p.Admin && len(p.Agents) == 0 {
 		pr.Agents = []string{"*"}
 	}

@@ -25,7 +25,7 @@ func (d *Daemon) mountOAuth() error {
 	v, err := oauthrs.New(oauthrs.Options{
 		Issuer: o.Issuer, Audience: d.cfg.OAuthAudience(), JWKSURL: o.JWKSURL,
 		PrincipalClaim: o.PrincipalClaim, Leeway: time.Duration(o.LeewaySecs) * time.Second,
-		Principals: d.cfg.ConfiguredPrincipal,
+		Principals: d.cfg.TokenPrincipal, ScopeRights: o.ScopeRights,
 		HTTPClient: (&netguard.Policy{AllowPrivate: o.AllowPrivate, Hint: "set allow_private = true in [auth.oauth] to allow it"}).Client(15 * time.Second),
 		Logger:     d.log.With("component", "oauth"),
 	})

@@ -60,6 +60,7 @@ enabled = true
 issuer = %q
 audience = %q
 allow_private = true
+scope_rights = true
 `, model.URL, is.URL, aud)
 	path := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
@@ -130,7 +131,95 @@ allow_private = true
 		t.Fatalf("scoped token runs deployer: %d %s", resp.StatusCode, b)
 	}
 	_, b = do(scoped, "GET", "/api/sessions", "")
-	if !strings.Contains(b, `"principal": "zoe"`) || strings.Contains(b, `"principal": "ci-bot"`) {
+	if !strings.Contains(b, `"principal": "oauth:zoe"`) || strings.Contains(b, `"principal": "ci-bot"`) {
 		t.Fatalf("zoe's sessions: %s", b)
+	}
+}
+
+// TestOAuthReservedSubjects: a token is a principal only through the
+// configuration. Tokens whose subject is admin or local (with an admin
+// scope, even) or a subject no [[principals]] entry names are refused:
+// they never read the sessions of the operator's key, nor anyone's. A
+// subject listed in an entry's oauth_subjects is that principal.
+func TestOAuthReservedSubjects(t *testing.T) {
+	is := oauthrstest.New(t)
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "ok"}))
+	home := t.TempDir()
+	const aud = "http://agents.test"
+	body := fmt.Sprintf(`listen = "127.0.0.1:0"
+api_key_env = "ADMIN_KEY"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "reviewer"
+provider = "fake"
+model = "m"
+tools = []
+
+[[principals]]
+name = "ci-bot"
+agents = ["reviewer"]
+oauth_subjects = ["auth0|5f1c"]
+
+[auth.oauth]
+issuer = %q
+audience = %q
+allow_private = true
+`, model.URL, is.URL, aud)
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ADMIN_KEY": "k-admin"}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	do := func(token, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// The operator's session, which no token may read.
+	if code, b := do("k-admin", "POST", "/api/agents/reviewer/messages", `{"message":"the operator's secret"}`); code != 200 {
+		t.Fatalf("admin's message: %d %s", code, b)
+	}
+	for _, sub := range []string{"admin", "local", "mallory"} {
+		tok := is.Token(t, oauthrstest.Claims{Subject: sub, Audience: []string{aud}, Scope: "agentd:admin"})
+		code, b := do(tok, "GET", "/api/sessions", "")
+		// 403 once the admission layer answers ErrNoPrincipal as such;
+		// what matters here is that the token reads nothing.
+		if code == 200 || code >= 500 || strings.Contains(b, "the operator's secret") || !strings.Contains(b, "names no principal of this daemon") {
+			t.Errorf("token with subject %q: %d %s", sub, code, b)
+		}
+		if code, b := do(tok, "POST", "/api/agents/reviewer/messages", `{"message":"hi"}`); code == 200 {
+			t.Errorf("token with subject %q runs reviewer: %s", sub, b)
+		}
+	}
+	mapped := is.Token(t, oauthrstest.Claims{Subject: "auth0|5f1c", Audience: []string{aud}})
+	if code, b := do(mapped, "POST", "/api/agents/reviewer/messages", `{"message":"hi"}`); code != 200 {
+		t.Fatalf("mapped subject runs reviewer: %d %s", code, b)
+	}
+	code, b := do(mapped, "GET", "/api/sessions", "")
+	if code != 200 || !strings.Contains(b, `"principal": "ci-bot"`) || strings.Contains(b, `"principal": "admin"`) {
+		t.Fatalf("ci-bot's sessions through its mapped subject: %d %s", code, b)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
 
@@ -689,6 +690,12 @@ func TestReplicaA2AAcrossReplicas(t *testing.T) {
 		if done.ID != asking.ID || done.Status.State != a2a.TaskStateCompleted || !strings.Contains(a2aedge.ResultText(done), "rejected") {
 			t.Fatalf("answered task: %s %s %q", done.ID, done.Status.State, a2aedge.ResultText(done))
 		}
+		// The audit (one store for both) names who answered, though the
+		// answer reached A through B.
+		waitFor(t, 10*time.Second, "the audit of the rejected call", func() bool {
+			recs, err := a.D.Store.QueryAudit(ctx, store.AuditFilter{Tool: "file_write", SessionID: asking.ContextID})
+			return err == nil && len(recs) == 1 && recs[0].Decision == "rejected" && strings.HasPrefix(recs[0].Detail, "rejected by admin")
+		})
 	})
 }
 

@@ -197,7 +197,7 @@ func (a *API) decideApproval(w http.ResponseWriter, r *http.Request) error {
 	if !ok || !who(r).MaySee(x.Principal) {
 		return errorf(http.StatusNotFound, "not_found", "no pending approval %q: it was decided, timed out, or its run ended", id)
 	}
-	if err := a.opts.Approvals.Decide(id, req.Decision); err != nil {
+	if err := a.opts.Approvals.Decide(id, req.Decision, who(r)); err != nil {
 		if errors.Is(err, tool.ErrNoSuchApproval) {
 			return errorf(http.StatusNotFound, "not_found", "%s", err)
 		}

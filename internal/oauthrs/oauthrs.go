@@ -7,9 +7,13 @@
 // issuer's metadata when not configured, cached, refetched when a token
 // names an unknown key, so the issuer can rotate keys), its iss and aud
 // are the configured ones, and exp/nbf/iat hold within the clock leeway.
-// Its principal claim (default "sub") names the principal: a configured
-// principal of that name lends its rights; otherwise the token's scopes
-// grant them. Clients learn where to get a token from RFC 9728 Protected
+// Its principal claim (default "sub") names the principal, only through
+// configuration: the [[principals]] entry that lists the claim's value
+// (or bears it as its name) is the token's principal. With ScopeRights, a
+// value no entry names is the principal "oauth:<value>" (a name no entry
+// can have) with the rights the token's scopes grant; without, the token
+// is refused with ErrNoPrincipal. The reserved names "admin" and "local"
+// are never a token's. Clients learn where to get a token from RFC 9728 Protected
 // Resource Metadata, which the 401 answer points to.
 package oauthrs
 
@@ -46,6 +50,17 @@ const (
 // error="invalid_token".
 var ErrInvalidToken = errors.New("invalid access token")
 
+// ErrNoPrincipal is wrapped by the refusal of a valid token that names no
+// principal the configuration knows (or a reserved one): the caller is
+// who the issuer says, but has no identity here, a 403 rather than a 401
+// (another token of the same subject would not help).
+var ErrNoPrincipal = errors.New("the access token names no principal of this daemon")
+
+// ScopePrefix starts the name of a principal whose rights come from its
+// token's scopes (Options.ScopeRights): configured names cannot contain
+// ':', so such a name never equals a configured or reserved one.
+const ScopePrefix = "oauth:"
+
 // Options configure a Verifier.
 type Options struct {
 	Issuer   string // required: the iss every token must carry
@@ -57,9 +72,13 @@ type Options struct {
 	PrincipalClaim string
 	// Leeway is the clock skew allowed on exp, nbf and iat; default 60 s.
 	Leeway time.Duration
-	// Principals returns the configured principal of a name, whose rights
-	// a token of that name gets.
-	Principals func(name string) (*principal.Principal, bool)
+	// Principals returns the configured principal a principal claim's
+	// value maps to (config.Config.TokenPrincipal).
+	Principals func(claim string) (*principal.Principal, bool)
+	// ScopeRights lets a claim no configured principal takes be the
+	// principal ScopePrefix+claim, with the rights of the token's scopes;
+	// false refuses such tokens with ErrNoPrincipal.
+	ScopeRights bool
 	// HTTPClient fetches metadata and keys; it must carry the SSRF guard.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -168,10 +187,16 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*principal.Princip
 	if len(scopes) == 0 {
 		scopes = c.SCP
 	}
-	if p, ok := v.opts.Principals(name); ok {
+	if principal.Reserved(name) {
+		return nil, nil, fmt.Errorf("%w: its %q claim is %q, a name reserved for the daemon's own credentials", ErrNoPrincipal, v.opts.PrincipalClaim, name)
+	}
+	if p, ok := v.opts.Principals(name); ok && p != nil && !principal.Reserved(p.Name) {
 		return p, scopes, nil
 	}
-	return fromScopes(name, scopes), scopes, nil
+	if v.opts.ScopeRights {
+		return fromScopes(ScopePrefix+name, scopes), scopes, nil
+	}
+	return nil, nil, fmt.Errorf("%w: no [[principals]] entry lists its %q claim in oauth_subjects or as its name (ask the operator to map it)", ErrNoPrincipal, v.opts.PrincipalClaim)
 }
 
 // claimError words a claims validation failure without echoing values.

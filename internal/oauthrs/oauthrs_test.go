@@ -20,18 +20,29 @@ import (
 
 const audience = "http://agents.test"
 
+// newVerifier is a verifier whose configuration knows one principal,
+// ci-bot, and lets other subjects take rights from their scopes.
 func newVerifier(t *testing.T, is *oauthrstest.Issuer, now ...func() time.Time) *oauthrs.Verifier {
+	t.Helper()
+	return newVerifierWith(t, is, true, now...)
+}
+
+func newVerifierWith(t *testing.T, is *oauthrstest.Issuer, scopeRights bool, now ...func() time.Time) *oauthrs.Verifier {
 	t.Helper()
 	clock := time.Now
 	if len(now) > 0 {
 		clock = now[0]
 	}
 	v, err := oauthrs.New(oauthrs.Options{
-		Issuer: is.URL, Audience: audience, Now: clock,
+		Issuer: is.URL, Audience: audience, Now: clock, ScopeRights: scopeRights,
 		HTTPClient: (&netguard.Policy{AllowPrivate: true}).Client(5 * time.Second),
-		Principals: func(name string) (*principal.Principal, bool) {
-			if name == "ci-bot" {
+		Principals: func(claim string) (*principal.Principal, bool) {
+			switch claim {
+			case "ci-bot", "4f1c-opaque-id":
 				return &principal.Principal{Name: "ci-bot", Agents: []string{"reviewer"}}, true
+			case "rogue":
+				// A mapping that hands out a reserved name is refused too.
+				return &principal.Principal{Name: "admin", Admin: true}, true
 			}
 			return nil, false
 		},
@@ -78,7 +89,7 @@ func TestVerify(t *testing.T) {
 			}
 			p, _, err := v.Verify(ctx, tok)
 			if tt.reason == "" {
-				if err != nil || p.Name != "alice" {
+				if err != nil || p.Name != oauthrs.ScopePrefix+"alice" {
 					t.Fatalf("refused a good token: %v", err)
 				}
 				return
@@ -106,7 +117,8 @@ func hmacToken(t *testing.T, iss string) string {
 }
 
 // TestRights: a configured principal's name lends its rights; otherwise
-// scopes grant them.
+// (with ScopeRights) scopes grant them, to a principal whose name cannot
+// be a configured one.
 func TestRights(t *testing.T) {
 	is := oauthrstest.New(t)
 	v := newVerifier(t, is)
@@ -126,9 +138,59 @@ func TestRights(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Name != tt.sub || p.Admin != tt.admin || p.MayRunAgent("reviewer") != tt.agent || p.MayCallTool("file_read") != tt.tool {
+		want := oauthrs.ScopePrefix + tt.sub
+		if tt.sub == "ci-bot" {
+			want = "ci-bot"
+		}
+		if p.Name != want || p.Admin != tt.admin || p.MayRunAgent("reviewer") != tt.agent || p.MayCallTool("file_read") != tt.tool {
 			t.Errorf("%s with %q: %+v", tt.sub, tt.scope, p)
 		}
+	}
+}
+
+// TestTokenPrincipal: a token is a principal only through configuration.
+// A subject the configuration maps is that principal; an unknown subject
+// is refused with ErrNoPrincipal (a 403, not a 401) unless scope rights
+// are on; the reserved names admin and local are refused always, even
+// with an admin scope, so no token reads what the operator's key owns.
+func TestTokenPrincipal(t *testing.T) {
+	is := oauthrstest.New(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name        string
+		scopeRights bool
+		sub, scope  string
+		want        string // principal name; "" = refused with ErrNoPrincipal
+	}{
+		{"configured name", false, "ci-bot", "", "ci-bot"},
+		{"listed subject", false, "4f1c-opaque-id", "", "ci-bot"},
+		{"unknown subject", false, "alice", "agentd:admin", ""},
+		{"reserved admin", false, "admin", "agentd:admin", ""},
+		{"reserved local", false, "local", "agentd:admin", ""},
+		{"mapping to a reserved name", false, "rogue", "", ""},
+		{"unknown subject, scope rights", true, "alice", "agentd:agents", "oauth:alice"},
+		{"reserved admin, scope rights", true, "admin", "agentd:admin", ""},
+		{"reserved local, scope rights", true, "local", "agentd:admin", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newVerifierWith(t, is, tt.scopeRights)
+			p, _, err := v.Verify(ctx, is.Token(t, oauthrstest.Claims{Subject: tt.sub, Audience: []string{audience}, Scope: tt.scope}))
+			if tt.want == "" {
+				if !errors.Is(err, oauthrs.ErrNoPrincipal) || errors.Is(err, oauthrs.ErrInvalidToken) || p != nil {
+					t.Fatalf("Verify = %+v, %v; want ErrNoPrincipal alone", p, err)
+				}
+				if !strings.Contains(err.Error(), `"sub" claim`) {
+					t.Errorf("error %q does not name the claim", err)
+				}
+				return
+			}
+			if err != nil || p.Name != tt.want {
+				t.Fatalf("Verify = %+v, %v; want principal %q", p, err, tt.want)
+			}
+			if p.Admin || p.MaySee("admin") || p.MaySee("local") {
+				t.Errorf("principal %+v sees what admin or local own", p)
+			}
+		})
 	}
 }
 

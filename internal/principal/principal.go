@@ -32,6 +32,12 @@ type Principal struct {
 	// the policy that follows the person, not the agent.
 	DenyTools []string
 	AskTools  []string
+	// A2AAgents are the name globs of the external A2A agents (the
+	// [[a2a.agents]] the daemon holds credentials for) it may send to,
+	// and whose tasks it may read and cancel through /api/a2a. Admins may
+	// use every one; discovery of new agents is an admin's business too,
+	// since it makes the daemon fetch a URL the caller chose.
+	A2AAgents []string
 }
 
 // ToolRule reports whether p's own policy denies the named tool or asks
@@ -43,6 +49,14 @@ func (p *Principal) ToolRule(name string) (deny, ask bool) {
 	return matchAny(p.DenyTools, name), matchAny(p.AskTools, name)
 }
 
+// AdminName is the principal of the top-level api_key.
+const AdminName = "admin"
+
+// Reserved reports whether name belongs to the daemon's own credentials
+// (the top-level api_key's "admin", the key-less daemon's "local"): no
+// access token may claim it, whatever its subject says.
+func Reserved(name string) bool { return name == AdminName || name == Local.Name }
+
 // Local is the principal of a daemon without any credential configured:
 // it listens on loopback only, and everyone who can reach it is the user.
 var Local = &Principal{Name: "local", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}}
@@ -53,9 +67,26 @@ func (p *Principal) MayRunAgent(name string) bool { return p != nil && matchAny(
 // MayCallTool reports whether p may call the named tool directly.
 func (p *Principal) MayCallTool(name string) bool { return p != nil && matchAny(p.Tools, name) }
 
-// MaySee reports whether p may read what owner (a session's or an audit
-// record's principal) did: its own, or anything for an admin.
-func (p *Principal) MaySee(owner string) bool { return p != nil && (p.Admin || p.Name == owner) }
+// MayUseExternalAgent reports whether p may send to the external A2A agent
+// name through the daemon (and so spend the credential the daemon holds
+// for it): an admin, or a principal whose A2AAgents match it.
+func (p *Principal) MayUseExternalAgent(name string) bool {
+	return p != nil && (p.Admin || matchAny(p.A2AAgents, name))
+}
+
+// MaySee reports whether p may read, answer or cancel what owner (the
+// principal named on a session, run, task, approval or audit record) did:
+// its own, or anything for an admin. An object without an owner (made
+// before objects had one, or by the daemon itself) is an admin's only:
+// a principal never owns "" by having no name.
+//
+// Names compare exactly because each name is one identity: configured
+// names are unique, the reserved ones ("admin", "local") belong to the
+// daemon's own credentials, and an access token never claims a name the
+// configuration did not give it (package oauthrs).
+func (p *Principal) MaySee(owner string) bool {
+	return p != nil && (p.Admin || p.Name != "" && p.Name == owner)
+}
 
 // NameOf returns p's name, or "" for nil (an unauthenticated request).
 func NameOf(p *Principal) string {

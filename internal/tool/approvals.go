@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/internal/principal"
 )
 
 // Approvals is the operator's queue: when a call needs approval and the
@@ -39,7 +41,13 @@ type PendingApproval struct {
 
 type pending struct {
 	PendingApproval
-	decided chan Decision // buffered; the first decision wins
+	decided chan decided // buffered; the first decision wins
+}
+
+// decided is a decision and the principal that made it.
+type decided struct {
+	d  Decision
+	by string
 }
 
 // Decision is the operator's answer.
@@ -99,17 +107,23 @@ func (a *Approvals) Timeout() time.Duration { return a.timeout }
 // Approve implements Approver: it queues req and waits for a decision,
 // the timeout, or the end of the run.
 func (a *Approvals) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
+	ans, err := a.ApproveAnswer(ctx, req)
+	return ans.Approved, err
+}
+
+// ApproveAnswer implements AnsweringApprover: Approve, saying who decided.
+func (a *Approvals) ApproveAnswer(ctx context.Context, req ApprovalRequest) (Answer, error) {
 	now := time.Now().UTC()
 	a.mu.Lock()
 	if req.SessionID != "" && a.always[[2]string{req.SessionID, req.Tool}] {
 		a.mu.Unlock()
-		return true, nil
+		return Answer{Approved: true}, nil
 	}
 	a.next++
 	p := &pending{
 		PendingApproval: PendingApproval{ID: fmt.Sprintf("ap-%d-%d", now.UnixNano(), a.next), ApprovalRequest: req,
 			Created: now, Deadline: now.Add(a.timeout)},
-		decided: make(chan Decision, 1),
+		decided: make(chan decided, 1),
 	}
 	a.pending[p.ID] = p
 	a.mu.Unlock()
@@ -127,11 +141,11 @@ func (a *Approvals) Approve(ctx context.Context, req ApprovalRequest) (bool, err
 	defer timer.Stop()
 	select {
 	case d := <-p.decided:
-		return d != Reject, nil
+		return Answer{Approved: d.d != Reject, By: d.by}, nil
 	case <-timer.C:
-		return false, fmt.Errorf("no operator decided within %s (the run's edge cannot ask, so the request waited in the dashboard's Approvals)", a.timeout)
+		return Answer{}, fmt.Errorf("no operator decided within %s (the run's edge cannot ask, so the request waited in the dashboard's Approvals)", a.timeout)
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return Answer{}, ctx.Err()
 	}
 }
 
@@ -158,10 +172,13 @@ func (a *Approvals) Get(id string) (PendingApproval, bool) {
 	return p.PendingApproval, true
 }
 
-// Decide answers the request id. ApproveAll also approves, without
-// asking, every later call of the same tool in the same session (while
-// the daemon runs).
-func (a *Approvals) Decide(id string, d Decision) error {
+// Decide answers the request id as principal by, which must be the
+// principal whose run asked, or an admin: anyone else gets
+// ErrNoSuchApproval, as for an id that is not there, so ids of other
+// principals' requests say nothing. A nil by is the daemon itself.
+// ApproveAll also approves, without asking, every later call of the same
+// tool in the same session (while the daemon runs).
+func (a *Approvals) Decide(id string, d Decision, by *principal.Principal) error {
 	switch d {
 	case ApproveOnce, ApproveAll, Reject:
 	default:
@@ -169,11 +186,11 @@ func (a *Approvals) Decide(id string, d Decision) error {
 	}
 	a.mu.Lock()
 	p, ok := a.pending[id]
-	if !ok {
+	if !ok || by != nil && !by.MaySee(p.Principal) {
 		a.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrNoSuchApproval, id)
 	}
-	p.decided <- d // buffered, and only ever sent here, under the lock, once
+	p.decided <- decided{d, principal.NameOf(by)} // buffered, and only ever sent here, under the lock, once
 	delete(a.pending, id)
 	if d == ApproveAll && p.SessionID != "" {
 		a.always[[2]string{p.SessionID, p.Tool}] = true
@@ -183,4 +200,4 @@ func (a *Approvals) Decide(id string, d Decision) error {
 	return nil
 }
 
-var _ Approver = (*Approvals)(nil)
+var _ AnsweringApprover = (*Approvals)(nil)

@@ -63,20 +63,20 @@ func TestOperatorApprovals(t *testing.T) {
 		if fw.calls != 0 {
 			t.Fatal("the tool ran before the decision")
 		}
-		if err := ops.Decide(p.ID, ApproveOnce); err != nil {
+		if err := ops.Decide(p.ID, ApproveOnce, nil); err != nil {
 			t.Fatal(err)
 		}
 		o := <-out
 		if o.Result.IsError || o.Decision != "approved" || fw.calls != 1 || audit.recs[0].Decision != "approved" {
 			t.Fatalf("outcome %+v, calls %d, audit %+v", o, fw.calls, audit.recs)
 		}
-		if err := ops.Decide(p.ID, ApproveOnce); !errors.Is(err, ErrNoSuchApproval) {
+		if err := ops.Decide(p.ID, ApproveOnce, nil); !errors.Is(err, ErrNoSuchApproval) {
 			t.Fatalf("deciding twice: %v", err)
 		}
 		// Once means once: the next call asks again.
 		start(t, r, "s1")
 		p = queued(t, ops, 1)[0]
-		ops.Decide(p.ID, Reject)
+		ops.Decide(p.ID, Reject, nil)
 	})
 
 	t.Run("reject", func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestOperatorApprovals(t *testing.T) {
 		fw := newTool("file_write", OriginBuiltin)
 		r, audit := setup(t, RunnerOptions{Operator: ops}, fw)
 		out := start(t, r, "s1")
-		if err := ops.Decide(queued(t, ops, 1)[0].ID, Reject); err != nil {
+		if err := ops.Decide(queued(t, ops, 1)[0].ID, Reject, nil); err != nil {
 			t.Fatal(err)
 		}
 		o := <-out
@@ -111,7 +111,7 @@ func TestOperatorApprovals(t *testing.T) {
 		fw := newTool("file_write", OriginBuiltin)
 		r, _ := setup(t, RunnerOptions{Operator: ops}, fw)
 		out := start(t, r, "s1")
-		if err := ops.Decide(queued(t, ops, 1)[0].ID, ApproveAll); err != nil {
+		if err := ops.Decide(queued(t, ops, 1)[0].ID, ApproveAll, nil); err != nil {
 			t.Fatal(err)
 		}
 		<-out
@@ -125,7 +125,7 @@ func TestOperatorApprovals(t *testing.T) {
 		if p.SessionID != "s2" {
 			t.Fatalf("pending %+v", p)
 		}
-		ops.Decide(p.ID, Reject)
+		ops.Decide(p.ID, Reject, nil)
 	})
 
 	t.Run("the run ending withdraws the request", func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestOperatorApprovals(t *testing.T) {
 			t.Fatalf("outcome %+v", o)
 		}
 		queued(t, ops, 0)
-		if err := ops.Decide(p.ID, ApproveOnce); !errors.Is(err, ErrNoSuchApproval) {
+		if err := ops.Decide(p.ID, ApproveOnce, nil); !errors.Is(err, ErrNoSuchApproval) {
 			t.Fatalf("deciding a withdrawn request: %v", err)
 		}
 	})
@@ -157,8 +157,46 @@ func TestOperatorApprovals(t *testing.T) {
 		}
 	})
 
+	t.Run("only the run's principal or an admin decides", func(t *testing.T) {
+		ops := NewApprovals(time.Minute)
+		fw := newTool("file_write", OriginBuiltin)
+		r, audit := setup(t, RunnerOptions{Operator: ops}, fw)
+		out := start(t, r, "s1")
+		p := queued(t, ops, 1)[0]
+		bob := &principal.Principal{Name: "bob", Agents: []string{"*"}}
+		for _, d := range []Decision{ApproveOnce, ApproveAll, Reject} {
+			if err := ops.Decide(p.ID, d, bob); !errors.Is(err, ErrNoSuchApproval) {
+				t.Fatalf("bob decides %s on alice's request: %v", d, err)
+			}
+		}
+		if fw.calls != 0 || len(ops.Pending()) != 1 {
+			t.Fatalf("after bob's answers: %d calls, %d pending", fw.calls, len(ops.Pending()))
+		}
+		admin := &principal.Principal{Name: "admin", Admin: true}
+		if err := ops.Decide(p.ID, ApproveOnce, admin); err != nil {
+			t.Fatal(err)
+		}
+		if o := <-out; o.Result.IsError || fw.calls != 1 {
+			t.Fatalf("outcome %+v", o)
+		}
+		// The record is alice's call, approved by the admin: not by her.
+		if rec := audit.recs[0]; rec.Principal != "alice" || rec.Decision != "approved" || rec.Detail != "approved by admin" {
+			t.Fatalf("audit %+v", rec)
+		}
+		out = start(t, r, "s1")
+		if err := ops.Decide(queued(t, ops, 1)[0].ID, Reject, &principal.Principal{Name: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		<-out
+		audit.mu.Lock()
+		defer audit.mu.Unlock()
+		if rec := audit.recs[1]; rec.Decision != "rejected" || !strings.HasPrefix(rec.Detail, "rejected by alice; denied") {
+			t.Fatalf("audit %+v", rec)
+		}
+	})
+
 	t.Run("bad decision", func(t *testing.T) {
-		if err := NewApprovals(0).Decide("x", "maybe"); err == nil || !strings.Contains(err.Error(), "decision") {
+		if err := NewApprovals(0).Decide("x", "maybe", nil); err == nil || !strings.Contains(err.Error(), "decision") {
 			t.Fatalf("err %v", err)
 		}
 	})

@@ -49,6 +49,23 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
 }
 
+// Answer is an approval's outcome and who gave it.
+type Answer struct {
+	Approved bool
+	// By names the principal that answered; "" when unknown.
+	By string
+}
+
+// AnsweringApprover is an Approver that knows who answered: one whose
+// questions reach more than the run's own connection (an A2A task, which
+// an admin may answer too; the operator's queue). The audit record of the
+// call then names the answerer, so an approval is never put on the run's
+// principal when someone else gave it.
+type AnsweringApprover interface {
+	Approver
+	ApproveAnswer(ctx context.Context, req ApprovalRequest) (Answer, error)
+}
+
 // ApproverFunc adapts a function to Approver.
 type ApproverFunc func(ctx context.Context, req ApprovalRequest) (bool, error)
 
@@ -220,6 +237,9 @@ type Outcome struct {
 	// digest is Digest of the call, once the loop guard has made it; the
 	// audit record reuses it.
 	digest string
+	// answeredBy names who approved or rejected the call, when the
+	// approver knows (AnsweringApprover).
+	answeredBy string
 }
 
 // outcome classifies a finished call for the audit log and metrics: ok,
@@ -316,19 +336,22 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 			d = policy.Decision{Action: policy.Ask, Reason: fmt.Sprintf("tool %q needs approval for principal %q (its ask_tools)", call.Name, s.p.Principal.Name)}
 		}
 	}
-	decision := "allow"
+	decision, answeredBy := "allow", ""
 	switch d.Action {
 	case policy.Deny:
 		return refused("deny", "denied: "+d.Reason)
 	case policy.Ask:
 		if !always {
-			ok, err := s.ask(ctx, call, args, d.Reason)
+			a, err := s.ask(ctx, call, args, d.Reason)
 			if err != nil {
 				return refused("rejected", fmt.Sprintf("denied: %s; approval failed: %v", d.Reason, err))
 			}
-			if !ok {
-				return refused("rejected", "denied: "+d.Reason+"; the user rejected the call")
+			if !a.Approved {
+				out := refused("rejected", "denied: "+d.Reason+"; the user rejected the call")
+				out.answeredBy = a.By
+				return out
 			}
+			answeredBy = a.By
 		}
 		decision = "approved"
 	}
@@ -351,7 +374,7 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 		s.tainted = true
 		s.mu.Unlock()
 	}
-	out := Outcome{Decision: decision, Untrusted: untrusted, Structured: res.Structured}
+	out := Outcome{Decision: decision, Untrusted: untrusted, Structured: res.Structured, answeredBy: answeredBy}
 	if !empty {
 		// The audit digests the arguments as the call gave them; args
 		// differs only when they were empty.
@@ -382,19 +405,24 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	return out
 }
 
-func (s *Scope) ask(ctx context.Context, call llm.ToolCall, args json.RawMessage, reason string) (bool, error) {
+func (s *Scope) ask(ctx context.Context, call llm.ToolCall, args json.RawMessage, reason string) (Answer, error) {
 	approver := s.p.Approver
 	if approver == nil {
 		// The edge cannot ask: the operator can, if there is one.
 		approver = s.r.opts.Operator
 	}
 	if approver == nil {
-		return false, errors.New("no one can approve calls on this connection")
+		return Answer{}, errors.New("no one can approve calls on this connection")
 	}
-	return approver.Approve(ctx, ApprovalRequest{
+	req := ApprovalRequest{
 		Agent: s.p.Agent, SessionID: s.p.SessionID, CallID: call.ID, Tool: call.Name, Args: args, Reason: reason,
 		Principal: principal.NameOf(s.p.Principal),
-	})
+	}
+	if a, ok := approver.(AnsweringApprover); ok {
+		return a.ApproveAnswer(ctx, req)
+	}
+	ok, err := approver.Approve(ctx, req)
+	return Answer{Approved: ok}, err
 }
 
 // AllowAlways records that the user approved every call of tool for the
@@ -417,6 +445,14 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	detail := ""
 	if out.Result.IsError {
 		detail = firstLine(out.Result.Content, 200)
+	}
+	if out.answeredBy != "" {
+		// Who answered comes first: the rest may be cut.
+		word := "approved"
+		if out.Decision == "rejected" {
+			word = "rejected"
+		}
+		detail = strings.TrimSuffix(word+" by "+out.answeredBy+"; "+detail, "; ")
 	}
 	digest := out.digest
 	if digest == "" {

@@ -54,6 +54,7 @@ agents = ["reviewer"]
 [auth.oauth]
 issuer = %q
 allow_private = true
+scope_rights = true
 `, fake.URL, sha256Hex("partner-key"), is.URL))
 	d, base := startDaemon(t, e, true)
 	send := func(agentName, token string) map[string]any {
@@ -86,7 +87,7 @@ allow_private = true
 		t.Fatalf("a wrong key: %v", r)
 	}
 	ctx := context.Background()
-	for who, agentName := range map[string]string{"zoe": "deployer", "partner": "reviewer"} {
+	for who, agentName := range map[string]string{"oauth:zoe": "deployer", "partner": "reviewer"} {
 		ss, err := d.Store.ListSessions(ctx, store.SessionFilter{Principal: who})
 		if err != nil || len(ss) != 1 || ss[0].Agent != agentName || ss[0].Origin != "a2a" {
 			t.Errorf("sessions of %s: %+v, %v", who, ss, err)
