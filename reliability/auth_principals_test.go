@@ -48,6 +48,7 @@ key_sha256 = %q
 name = "ops"
 key_sha256 = %q
 admin = true
+oauth_subjects = ["tok-admin"]
 
 [auth.oauth]
 issuer = %q
@@ -77,7 +78,7 @@ allow_private = true
 		}
 		for _, rr := range requestsFor(pattern) {
 			for name, cred := range bad {
-				r := p.callKey(t, rr.method, rr.path, nilIfEmpty(rr.body), cred, nil)
+				r := p.guess(t, rr.method, rr.path, nilIfEmpty(rr.body), cred, nil)
 				ch := r.Header.Get("WWW-Authenticate")
 				if r.Status != http.StatusUnauthorized || !strings.Contains(ch, "resource_metadata=") {
 					t.Errorf("%s %s with %s: %v (WWW-Authenticate %q), want 401 naming the resource metadata", rr.method, rr.path, name, r, ch)

@@ -185,7 +185,7 @@ func TestAuthMatrix(t *testing.T) {
 			for _, bad := range badAuth {
 				h := http.Header{}
 				q := bad.apply(h)
-				r := p.callKey(t, rr.method, rr.path+q, nilIfEmpty(rr.body), "", h)
+				r := p.guess(t, rr.method, rr.path+q, nilIfEmpty(rr.body), "", h)
 				var e apiError
 				if r.Status != http.StatusUnauthorized || r.Header.Get("WWW-Authenticate") == "" || json.Unmarshal(r.Body, &e) != nil || e.Error.Code != "unauthorized" {
 					letThrough++

@@ -126,10 +126,10 @@ func (s *Server) writeCard(w http.ResponseWriter, r *http.Request, m manifest.Ma
 	_, _ = w.Write(b)
 }
 
-// baseURL is PublicURL (the daemon gives Config.AdvertisedURL: public_url
-// or the listen address), or else the scheme and host the request came
+// baseURL is PublicURL, or else the scheme and host the request came
 // to, which the admission layer has checked is one of the daemon's own
-// names. X-Forwarded-* headers are ignored on purpose: any client can
+// names (loopback, the listen host, [server] allowed_hosts), so a
+// request cannot make a card point elsewhere. X-Forwarded-* headers are ignored on purpose: any client can
 // send them, and a card must not point wherever a caller says.
 func (s *Server) baseURL(r *http.Request) string {
 	if s.opts.PublicURL != "" {

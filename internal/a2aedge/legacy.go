@@ -97,6 +97,12 @@ type legacyEnvelope struct {
 func (s *Server) legacySend(w http.ResponseWriter, r *http.Request) {
 	var env legacyEnvelope
 	if err := json.NewDecoder(r.Body).Decode(&env); err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			// A body over [limits] max_body_bytes (sent without a
+			// length, so admission could not refuse it up front).
+			writeErr(w, s.log, err)
+			return
+		}
 		writeErr(w, s.log, fmt.Errorf("%w: request body: %v", errBadRequest, err))
 		return
 	}

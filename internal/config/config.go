@@ -4,7 +4,6 @@
 package config
 
 import (
-	"net"
 	"net/netip"
 	"strings"
 
@@ -170,25 +169,6 @@ func (c *Config) OAuthAudience() string {
 		return strings.TrimRight(c.PublicURL, "/")
 	}
 	return "http://" + c.Listen
-}
-
-// AdvertisedURL is the base URL the daemon gives clients (Agent Cards,
-// OAuth challenges): public_url, else the listen address when it names
-// one host and port. "" when it does not (0.0.0.0, port 0): the edge then
-// uses the request's Host, which the admission layer has already checked
-// is one of the daemon's own names (Server.AllowedHosts or an address).
-func (c *Config) AdvertisedURL() string {
-	if c.PublicURL != "" {
-		return strings.TrimRight(c.PublicURL, "/")
-	}
-	host, port, err := net.SplitHostPort(c.Listen)
-	if err != nil || port == "0" || host == "" {
-		return ""
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return ""
-	}
-	return "http://" + net.JoinHostPort(host, port)
 }
 
 // TrustedProxies returns [server] trusted_proxies as prefixes (a bare

@@ -98,7 +98,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Tasks:        tasks,
 		Sessions:     d.Store,
 		ListenPath:   cfg.ListenPath,
-		PublicURL:    d.cfg.AdvertisedURL(),
+		PublicURL:    d.cfg.PublicURL,
 		DefaultAgent: d.cfg.DefaultAgent,
 		BearerAuth:   d.keys.Len() > 0 || d.tokens != nil,
 		OAuth:        d.a2aOAuth(),

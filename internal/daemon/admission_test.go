@@ -30,6 +30,8 @@ import (
 //     route that is not public, and on public ones when it changes state;
 //   - without credentials, or with a wrong key, a route that is not in
 //     publicRoutes gets 401; a public one is served;
+//   - a valid OAuth token whose subject is no principal here (unknown,
+//     or the reserved admin and local) gets 403 there;
 //   - a text/plain body (a browser's simple request) gets 415 from every
 //     route, once its caller is known;
 //   - every principal's plain request is admitted: whatever the route
@@ -102,18 +104,24 @@ allow_private = true
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 
-	carol := is.Token(t, oauthrstest.Claims{Subject: "carol", Audience: []string{aud}, Expiry: time.Now().Add(time.Hour)})
+	token := func(sub string) string {
+		return is.Token(t, oauthrstest.Claims{Subject: sub, Audience: []string{aud}, Scope: "agentd:admin", Expiry: time.Now().Add(time.Hour)})
+	}
 	type cred struct {
 		name, bearer string
 		known        bool // a principal the daemon knows
+		stranger     bool // a valid token naming no principal here: 403
 	}
 	creds := []cred{
-		{"none", "", false},
-		{"wrong key", "k-wrong", false},
-		{"alice", "k-alice", true},
-		{"bob", "k-bob", true},
-		{"admin", "k-admin", true},
-		{"oauth carol", carol, true},
+		{"none", "", false, false},
+		{"wrong key", "k-wrong", false, false},
+		{"alice", "k-alice", true, false},
+		{"bob", "k-bob", true, false},
+		{"admin", "k-admin", true, false},
+		{"oauth carol", token("carol"), true, false},
+		{"oauth unknown subject", token("mallory"), false, true},
+		{"oauth subject admin", token("admin"), false, true},
+		{"oauth subject local", token("local"), false, true},
 	}
 	type variant struct {
 		name  string
@@ -190,6 +198,8 @@ allow_private = true
 					case v.name == "foreign Host":
 						want = http.StatusMisdirectedRequest
 					case v.name == "cross-site" && (!public || !safe(tg.method)):
+						want = http.StatusForbidden
+					case !public && c.stranger:
 						want = http.StatusForbidden
 					case !public && !c.known:
 						want = http.StatusUnauthorized
@@ -373,5 +383,60 @@ url = "https://mcp.example.com/mcp?access_token=sekrit-in-url-123"
 	}
 	if status, _ := get("k-admin", "/metrics"); status != http.StatusOK {
 		t.Errorf("/metrics for the admin: %d, want 200", status)
+	}
+}
+
+// TestBodyOverLimitIs413: a body over [limits] max_body_bytes is 413
+// too_large on the legacy A2A send (it once answered 400), whether it
+// declares its length (refused before it is read) or streams it chunked
+// (cut where the limit is reached).
+func TestBodyOverLimitIs413(t *testing.T) {
+	home := t.TempDir()
+	body := `listen = "127.0.0.1:0"
+
+[[agents]]
+name = "alpha"
+provider = "openai"
+model = "m"
+tools = []
+
+[agents.expose]
+a2a = true
+
+[a2a]
+enabled = true
+
+[limits]
+max_body_bytes = 1048576
+`
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	srv := httptest.NewServer(d.Handler())
+	defer srv.Close()
+	big := `{"jsonrpc":"2.0","id":1,"method":"tasks/send","params":{"id":"t1","message":{"role":"user","parts":[{"type":"text","text":"` + strings.Repeat("a", 2<<20) + `"}]}}}`
+	for _, chunked := range []bool{false, true} {
+		var rd io.Reader = strings.NewReader(big)
+		if chunked {
+			pr, pw := io.Pipe()
+			go func() { _, _ = io.Copy(pw, strings.NewReader(big)); pw.Close() }()
+			rd = pr
+		}
+		req, _ := http.NewRequest("POST", srv.URL+"/a2a/tasks/send", rd)
+		req.Header.Set("Content-Type", "application/json")
+		status, code := send(t, http.DefaultClient, req)
+		if status != http.StatusRequestEntityTooLarge || code != "too_large" {
+			t.Errorf("chunked=%v: %d %q, want 413 too_large", chunked, status, code)
+		}
 	}
 }

@@ -55,12 +55,13 @@ func (d *Daemon) tokenVerifier() httpapi.TokenVerifier {
 	return d.tokens
 }
 
-// baseURL is the daemon's URL as clients see it: from the config
-// (Config.AdvertisedURL), else the request's Host, which admission has
-// checked names this daemon.
+// baseURL is the daemon's URL as clients see it: public_url, else the
+// request's Host, which the admission layer has already checked names
+// this daemon (a loopback name, the listen host, [server]
+// allowed_hosts), so a request cannot make it point elsewhere.
 func (d *Daemon) baseURL(r *http.Request) string {
-	if u := d.cfg.AdvertisedURL(); u != "" {
-		return u
+	if d.cfg.PublicURL != "" {
+		return strings.TrimRight(d.cfg.PublicURL, "/")
 	}
 	scheme := "http"
 	if r.TLS != nil {

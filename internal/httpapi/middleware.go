@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/agentd/agentd/internal/oauthrs"
 	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/telemetry"
 )
@@ -201,7 +203,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			if who == nil && token != "" && opts.Tokens != nil {
 				who, _, tokenErr = opts.Tokens.Verify(r.Context(), token)
 			}
-			if who == nil && token != "" {
+			if who == nil && token != "" && !errors.Is(tokenErr, oauthrs.ErrNoPrincipal) {
 				failures.Failed(client)
 			}
 		}
@@ -225,6 +227,14 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		if uiSess != nil && !safeMethod(r.Method) && !uiSess.checkCSRF(r) {
 			count(r, codeCrossSite)
 			WriteError(w, http.StatusForbidden, codeCrossSite, "missing or wrong "+CSRFHeader+" header: reload the dashboard")
+			return
+		}
+		if who == nil && !preflight && !public && errors.Is(tokenErr, oauthrs.ErrNoPrincipal) {
+			// A valid token of someone this daemon does not know (or of a
+			// reserved name): another token of the same subject would not
+			// help, so no challenge, and not a failed authentication.
+			count(r, "forbidden")
+			WriteError(w, http.StatusForbidden, "forbidden", tokenErr.Error())
 			return
 		}
 		if who == nil && !preflight && !public {
