@@ -7,15 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/oauthrs/oauthrstest"
 )
@@ -42,7 +38,6 @@ import (
 func TestRouteTableAdmission(t *testing.T) {
 	is := oauthrstest.New(t)
 	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "ok"}))
-	home := t.TempDir()
 	const aud = "http://agents.test"
 	body := fmt.Sprintf(`listen = "127.0.0.1:0"
 api_key_env = "ADMIN_KEY"
@@ -86,22 +81,7 @@ issuer = %q
 audience = %q
 allow_private = true
 `, model.URL, is.URL, aud)
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ADMIN_KEY": "k-admin", "ALICE_KEY": "k-alice", "BOB_KEY": "k-bob"}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srv := httptest.NewServer(d.Handler())
-	defer srv.Close()
+	d, srv := testDaemon(t, body, map[string]string{"ADMIN_KEY": "k-admin", "ALICE_KEY": "k-alice", "BOB_KEY": "k-bob"})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 
 	token := func(sub string) string {
@@ -313,7 +293,6 @@ func send(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 // arguments, URL with its token, headers); /metrics, whose labels name
 // every agent and tool, is for admins.
 func TestLeastDisclosure(t *testing.T) {
-	home := t.TempDir()
 	body := `listen = "127.0.0.1:0"
 api_key_env = "ADMIN_KEY"
 
@@ -335,22 +314,7 @@ name = "remote"
 type = "http"
 url = "https://mcp.example.com/mcp?access_token=sekrit-in-url-123"
 `
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ADMIN_KEY": "k-admin", "ALICE_KEY": "k-alice"}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srv := httptest.NewServer(d.Handler())
-	defer srv.Close()
+	_, srv := testDaemon(t, body, map[string]string{"ADMIN_KEY": "k-admin", "ALICE_KEY": "k-alice"})
 	get := func(key, path string) (int, string) {
 		req, _ := http.NewRequest("GET", srv.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -391,7 +355,6 @@ url = "https://mcp.example.com/mcp?access_token=sekrit-in-url-123"
 // declares its length (refused before it is read) or streams it chunked
 // (cut where the limit is reached).
 func TestBodyOverLimitIs413(t *testing.T) {
-	home := t.TempDir()
 	body := `listen = "127.0.0.1:0"
 
 [[agents]]
@@ -409,21 +372,7 @@ enabled = true
 [limits]
 max_body_bytes = 1048576
 `
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srv := httptest.NewServer(d.Handler())
-	defer srv.Close()
+	_, srv := testDaemon(t, body, nil)
 	big := `{"jsonrpc":"2.0","id":1,"method":"tasks/send","params":{"id":"t1","message":{"role":"user","parts":[{"type":"text","text":"` + strings.Repeat("a", 2<<20) + `"}]}}}`
 	for _, chunked := range []bool{false, true} {
 		var rd io.Reader = strings.NewReader(big)

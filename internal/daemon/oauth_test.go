@@ -144,7 +144,6 @@ scope_rights = true
 func TestOAuthReservedSubjects(t *testing.T) {
 	is := oauthrstest.New(t)
 	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "ok"}))
-	home := t.TempDir()
 	const aud = "http://agents.test"
 	body := fmt.Sprintf(`listen = "127.0.0.1:0"
 api_key_env = "ADMIN_KEY"
@@ -169,22 +168,7 @@ issuer = %q
 audience = %q
 allow_private = true
 `, model.URL, is.URL, aud)
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ADMIN_KEY": "k-admin"}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srv := httptest.NewServer(d.Handler())
-	defer srv.Close()
+	_, srv := testDaemon(t, body, map[string]string{"ADMIN_KEY": "k-admin"})
 	do := func(token, method, path, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))

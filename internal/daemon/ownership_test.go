@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store"
@@ -31,7 +27,6 @@ func TestApprovalsAnsweredByTheirOwner(t *testing.T) {
 		}
 		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_list", `{"path":"."}`)}}
 	})
-	home := t.TempDir()
 	body := fmt.Sprintf(`listen = "127.0.0.1:0"
 api_key_env = "ADMIN_KEY"
 
@@ -61,22 +56,7 @@ agents = ["*"]
 [a2a]
 enabled = true
 `, model.URL)
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ADMIN_KEY": "k-admin", "BOB_KEY": "k-bob", "ALICE_KEY": "k-alice"}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(context.Background(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	srv := httptest.NewServer(d.Handler())
-	defer srv.Close()
+	d, srv := testDaemon(t, body, map[string]string{"ADMIN_KEY": "k-admin", "BOB_KEY": "k-bob", "ALICE_KEY": "k-alice"})
 	call := func(key, method, path, body string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
