@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -75,6 +76,9 @@ type Daemon struct {
 	mux *routeMux
 	// publicList is publicRoutes(), fixed at New.
 	publicList []publicRoute
+	// draining is set once shutdown begins: /readyz then says not ready,
+	// so load balancers stop sending new work.
+	draining atomic.Bool
 	// authFailures limits failed authentications per client address, on
 	// every route and at the dashboard's login alike.
 	authFailures *httpapi.AuthLimiter
@@ -257,6 +261,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), UI: d.ui, Approvals: d.Approvals,
 	})
 	api.Register(d.mux)
+	d.mountProbes()
 	webui.New().Register(d.mux)
 	mcpSrv, err := d.mountMCP(ctx)
 	if err != nil {
@@ -324,7 +329,7 @@ func (d *Daemon) Handler() http.Handler {
 		RatePerSec:     d.cfg.Limits.RatePerSec,
 		Burst:          d.cfg.Limits.Burst,
 		LimitLoopback:  d.cfg.Limits.LimitLoopback,
-		Unlimited:      func(p string) bool { return slices.Contains(httpapi.UnlimitedPaths, p) },
+		Unlimited:      func(p string) bool { return slices.Contains(httpapi.UnlimitedPaths, p) || p == "/livez" || p == "/readyz" },
 		JSONRPC:        d.jsonRPC,
 		MaxBodyBytes:   d.cfg.Limits.MaxBodyBytes,
 		Meter:          d.Telemetry.MeterProvider(),
@@ -457,6 +462,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	d.draining.Store(true)
 	d.log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

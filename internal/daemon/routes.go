@@ -81,6 +81,8 @@ func (d *Daemon) publicRoutes() []publicRoute {
 	lp := strings.TrimRight(d.cfg.A2A.ListenPath, "/")
 	return []publicRoute{
 		{"GET /api/health", nil, "load balancers' and probes' check"},
+		{"GET /livez", nil, "liveness probe (probes carry no keys)"},
+		{"GET /readyz", nil, "readiness probe (probes carry no keys)"},
 		{"POST " + httpapi.UIPath + "login", nil, "the dashboard's login: the key is in its body"},
 		{"GET /{$}", nil, "the dashboard's page, before anyone has logged in"},
 		{"GET " + webui.Prefix, nil, "the dashboard's static files (no data)"},

@@ -124,6 +124,10 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	writeJSON(w, e.Status, map[string]*Error{"error": &e})
 }
 
+// WriteJSON writes v as the API writes its answers (indented JSON), for
+// the daemon's own routes (the probes).
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -278,6 +278,9 @@ type Store interface {
 	MemoryStore
 	AuditStore
 	MCPServerStore
+	// Ping reports whether the backend answers now (readiness): nil, or
+	// an error that names no connection details.
+	Ping(ctx context.Context) error
 	// Close releases the backend; it is safe to call once.
 	Close() error
 }

@@ -282,6 +282,12 @@ func (db *DB) initWriter(ctx context.Context) error {
 	return nil
 }
 
+// Ping reads from the database file through the reader pool.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return wrap("ping database", db.r.QueryRowContext(ctx, "SELECT 1").Scan(&one))
+}
+
 // Close closes the database. Writes already handed to the committer
 // finish first; later ones fail. Readers go before the writer so that the
 // writer is the last connection: SQLite then checkpoints the WAL into the

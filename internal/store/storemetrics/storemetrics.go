@@ -201,6 +201,10 @@ func (m *metered) record(ctx context.Context, o op, start time.Time, err error) 
 // Close closes the store; it is not an operation worth timing.
 func (m *metered) Close() error { return m.st.Close() }
 
+// Ping asks the store; probes call it every few seconds, which is not
+// an operation worth timing either.
+func (m *metered) Ping(ctx context.Context) error { return m.st.Ping(ctx) }
+
 func (m *metered) PutAgent(ctx context.Context, a store.Agent) error {
 	start := time.Now()
 	err := m.st.PutAgent(ctx, a)

@@ -92,6 +92,17 @@ var timeTests = map[string]func(t *testing.T, s suite){
 }
 
 var contextTests = map[string]func(t *testing.T, s suite){
+	// Ping answers nil from a working store, and gives up with an error
+	// once its context is done.
+	"Ping": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ok(t, st.Ping(t.Context()), "Ping")
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := st.Ping(ctx); err == nil {
+			t.Fatal("Ping with a canceled context answered nil")
+		}
+	},
 	// Every method gives up, with the context's error, once its context
 	// is done; a canceled write must leave nothing behind.
 	"Canceled": func(t *testing.T, s suite) {
