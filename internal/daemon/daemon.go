@@ -329,12 +329,14 @@ func (d *Daemon) Handler() http.Handler {
 		RatePerSec:     d.cfg.Limits.RatePerSec,
 		Burst:          d.cfg.Limits.Burst,
 		LimitLoopback:  d.cfg.Limits.LimitLoopback,
-		Unlimited:      func(p string) bool { return slices.Contains(httpapi.UnlimitedPaths, p) || p == "/livez" || p == "/readyz" },
-		JSONRPC:        d.jsonRPC,
-		MaxBodyBytes:   d.cfg.Limits.MaxBodyBytes,
-		Meter:          d.Telemetry.MeterProvider(),
-		UI:             d.ui,
-		Logger:         d.log,
+		Unlimited: func(p string) bool {
+			return slices.Contains(httpapi.UnlimitedPaths, p) || p == "/livez" || p == "/readyz"
+		},
+		JSONRPC:      d.jsonRPC,
+		MaxBodyBytes: d.cfg.Limits.MaxBodyBytes,
+		Meter:        d.Telemetry.MeterProvider(),
+		UI:           d.ui,
+		Logger:       d.log,
 	})
 	// Outermost: the request id, trace context and duration cover the
 	// refusals of the middleware too.

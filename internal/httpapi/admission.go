@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -237,22 +236,4 @@ func (g *gcra) exhausted(key string) (bool, time.Duration) {
 		return true, wait
 	}
 	return false, 0
-}
-
-// originSet is a set of trusted origins, compared as scheme://host[:port]
-// in lower case.
-type originSet struct {
-	once sync.Once
-	raw  []string
-	set  map[string]bool
-}
-
-func (o *originSet) has(origin string) bool {
-	o.once.Do(func() {
-		o.set = map[string]bool{}
-		for _, s := range o.raw {
-			o.set[strings.ToLower(strings.TrimRight(s, "/"))] = true
-		}
-	})
-	return origin != "" && o.set[strings.ToLower(origin)]
 }
