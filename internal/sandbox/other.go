@@ -1,0 +1,40 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"os/exec"
+	"runtime"
+)
+
+// Probe reports that nothing can be enforced off Linux.
+func Probe() Mechanisms {
+	return Mechanisms{OS: runtime.GOOS, Problems: []string{"sandboxing needs Linux (Landlock and namespaces); on " + runtime.GOOS + " nothing is enforced"}}
+}
+
+// Cmd is a plain command here: nothing confines it.
+type Cmd struct {
+	*exec.Cmd
+	Enforced Enforced
+}
+
+// Command builds an unconfined command; callers have checked that the
+// configuration allows that (Enforced.Missing lists what is not).
+func Command(m Mechanisms, p Policy, path string, args, env []string) (*Cmd, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	if env == nil {
+		env = []string{}
+	}
+	cmd := exec.Command(path)
+	cmd.Args = args
+	cmd.Env = env
+	return &Cmd{Cmd: cmd, Enforced: m.Enforce(p)}, nil
+}
+
+// Start starts the command.
+func (c *Cmd) Start() error { return c.Cmd.Start() }
+
+// Done has nothing to clean here.
+func (c *Cmd) Done() {}
