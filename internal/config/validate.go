@@ -76,6 +76,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 		checkURL(r, src, root.key("public_url"), c.PublicURL)
 	}
 	checkPrincipals(r, src, root, c)
+	checkSandbox(r, src, root, c)
 	if c.LogLevel != "" {
 		checkOneOf(r, src, root.key("log_level"), c.LogLevel, "debug", "info", "warn", "error")
 	}
@@ -232,6 +233,7 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 		r.add(src, p.key("name"), "%q is not a valid server name (%s)", s.Name, nameRules)
 	}
 	nonNegative(r, src, p.key("timeout_secs"), s.TimeoutSecs)
+	checkSandboxProfile(r, src, p.key("sandbox"), s.Sandbox)
 	if s.TimeoutSecs > maxMCPTimeoutSecs {
 		r.add(src, p.key("timeout_secs"), "must be at most %d (a day)", maxMCPTimeoutSecs)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -55,7 +56,7 @@ var cgroupSeq atomic.Uint64
 // included) and exactly env. m is Probe's answer; p must pass Check.
 // Without any mechanism the command runs unconfined: callers decide
 // beforehand, from m.Enforce(p).Missing, whether that is allowed.
-func Command(m Mechanisms, p Policy, path string, args, env []string) (*Cmd, error) {
+func Command(ctx context.Context, m Mechanisms, p Policy, path string, args, env []string) (*Cmd, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func Command(m Mechanisms, p Policy, path string, args, env []string) (*Cmd, err
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe)
+	cmd := exec.CommandContext(ctx, exe)
 	cmd.Args = []string{"agentd-sandbox", path}
 	cmd.Env = []string{markerEnv + "=run"}
 	if m.UserNS {
@@ -93,6 +94,9 @@ func Command(m Mechanisms, p Policy, path string, args, env []string) (*Cmd, err
 // the spec; the trampoline execs the target only once the spec is
 // complete, so the target never runs outside its cgroup.
 func (c *Cmd) Start() error {
+	if c.spec == nil {
+		return c.Cmd.Start() // unconfined
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -148,3 +152,12 @@ func (c *Cmd) Done() {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// plainCmd wraps an unconfined command.
+func plainCmd(cmd *exec.Cmd, enf Enforced) *Cmd {
+	return &Cmd{Cmd: cmd, Enforced: enf}
+}
+
+// Confined reports whether the command runs through the trampoline
+// (confined), not unconfined.
+func (c *Cmd) Confined() bool { return c.spec != nil }

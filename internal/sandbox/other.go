@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"context"
 	"os/exec"
 	"runtime"
 )
@@ -20,14 +21,14 @@ type Cmd struct {
 
 // Command builds an unconfined command; callers have checked that the
 // configuration allows that (Enforced.Missing lists what is not).
-func Command(m Mechanisms, p Policy, path string, args, env []string) (*Cmd, error) {
+func Command(ctx context.Context, m Mechanisms, p Policy, path string, args, env []string) (*Cmd, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
 	if env == nil {
 		env = []string{}
 	}
-	cmd := exec.Command(path)
+	cmd := exec.CommandContext(ctx, path)
 	cmd.Args = args
 	cmd.Env = env
 	return &Cmd{Cmd: cmd, Enforced: m.Enforce(p)}, nil
@@ -38,3 +39,10 @@ func (c *Cmd) Start() error { return c.Cmd.Start() }
 
 // Done has nothing to clean here.
 func (c *Cmd) Done() {}
+
+func plainCmd(cmd *exec.Cmd, enf Enforced) *Cmd {
+	return &Cmd{Cmd: cmd, Enforced: enf}
+}
+
+// Confined reports whether the command is confined: never here.
+func (c *Cmd) Confined() bool { return false }

@@ -80,6 +80,8 @@ type Policy struct {
 	// agents' workspaces. A Read or Write path equal to, beneath or
 	// above one is refused by Check, since Landlock can only allow.
 	Deny []string
+	// Off runs the program unconfined (a per-program "off").
+	Off bool `json:"-"`
 }
 
 // SystemRead is what every confined program may read and execute: the

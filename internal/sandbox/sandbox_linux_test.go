@@ -38,7 +38,7 @@ func requireMechanisms(t *testing.T) Mechanisms {
 // and exit code.
 func run(t *testing.T, m Mechanisms, p Policy, dir, script string) (string, int) {
 	t.Helper()
-	c, err := Command(m, p, "/bin/sh", []string{"sh", "-c", script}, []string{"PATH=/usr/bin:/bin"})
+	c, err := Command(t.Context(), m, p, "/bin/sh", []string{"sh", "-c", script}, []string{"PATH=/usr/bin:/bin"})
 	if err != nil {
 		t.Fatal(err)
 	}
