@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/internal/manifest"
+	"github.com/agentd/agentd/internal/sandbox"
 )
 
 // Sandbox is the [sandbox] table: how agentd confines the programs it
@@ -123,4 +124,111 @@ func checkSandboxPaths(r *report, src *source, p fieldPath, key string, paths []
 			r.add(src, p.key(key).index(i), "%q must be an absolute path (or start with ~/)", v)
 		}
 	}
+}
+
+// Default limits of confined programs. A shell command is short and
+// small; an MCP server is long-lived (no CPU-time cap) and often a
+// Node.js or Python runtime with many threads.
+const (
+	DefaultShellMemoryMB = 2048
+	DefaultShellCPUSecs  = 300
+	DefaultShellMaxProcs = 256
+	DefaultMCPMemoryMB   = 4096
+	DefaultMCPMaxProcs   = 1024
+)
+
+// ShellSandbox is the policy of agent's shell_exec, whose workspace is
+// ws: [sandbox.shell] overridden field by field by [sandbox.agents.NAME].
+// The caller adds the workspace and TMPDIR to the writable paths.
+func (c *Config) ShellSandbox(agent, ws string) sandbox.Policy {
+	prof := c.Sandbox.Shell
+	if o, ok := c.Sandbox.Agents[agent]; ok {
+		prof = overlay(prof, o)
+	}
+	p := c.sandboxPolicy(prof, "none", DefaultShellMemoryMB, DefaultShellCPUSecs, DefaultShellMaxProcs)
+	p.DenyExcept = []string{ws}
+	for _, a := range c.Agents {
+		if other := c.WorkspaceDir(a.Name, a); a.Name != agent && other != filepath.Clean(ws) {
+			p.Deny = append(p.Deny, other)
+		}
+	}
+	return p
+}
+
+// MCPSandbox is the policy of stdio server s, whose executable resolved
+// to path: [mcp_servers.sandbox] over the defaults, plus what the
+// program needs to read to run (see sandbox.ProgramRead).
+func (c *Config) MCPSandbox(s MCPServer, path string) sandbox.Policy {
+	var prof SandboxProfile
+	if s.Sandbox != nil {
+		prof = *s.Sandbox
+	}
+	p := c.sandboxPolicy(prof, "any", DefaultMCPMemoryMB, 0, DefaultMCPMaxProcs)
+	p.Read = append(p.Read, sandbox.ProgramRead(path, s.Transport.Args, s.Transport.Dir)...)
+	if s.Transport.Dir != "" {
+		p.Read = append(p.Read, s.Transport.Dir)
+	}
+	for _, a := range c.Agents {
+		p.Deny = append(p.Deny, c.WorkspaceDir(a.Name, a))
+	}
+	return p
+}
+
+// overlay returns base with the fields o sets.
+func overlay(base, o SandboxProfile) SandboxProfile {
+	if o.Mode != "" {
+		base.Mode = o.Mode
+	}
+	base.Read = append(append([]string(nil), base.Read...), o.Read...)
+	base.Write = append(append([]string(nil), base.Write...), o.Write...)
+	if o.Network != "" {
+		base.Network = o.Network
+		base.ConnectTCP = o.ConnectTCP
+	}
+	if o.MemoryMB != 0 {
+		base.MemoryMB = o.MemoryMB
+	}
+	if o.CPUSecs != 0 {
+		base.CPUSecs = o.CPUSecs
+	}
+	if o.MaxProcs != 0 {
+		base.MaxProcs = o.MaxProcs
+	}
+	return base
+}
+
+func (c *Config) sandboxPolicy(prof SandboxProfile, network string, memMB, cpu, procs int) sandbox.Policy {
+	home, _ := c.lookup("HOME")
+	limit := func(v, def int) uint64 {
+		switch {
+		case v < 0:
+			return 0
+		case v == 0:
+			return uint64(def)
+		}
+		return uint64(v)
+	}
+	if prof.Network != "" {
+		network = prof.Network
+	}
+	p := sandbox.Policy{
+		Off:         prof.Mode == SandboxOff || c.SandboxMode() == SandboxOff,
+		Network:     sandbox.Network(network),
+		MemoryBytes: limit(prof.MemoryMB, memMB) << 20,
+		CPUSeconds:  limit(prof.CPUSecs, cpu),
+		MaxProcs:    limit(prof.MaxProcs, procs),
+	}
+	for _, r := range append(append([]string(nil), c.Sandbox.Read...), prof.Read...) {
+		p.Read = append(p.Read, ExpandHome(r, home))
+	}
+	for _, w := range append(append([]string(nil), c.Sandbox.Write...), prof.Write...) {
+		p.Write = append(p.Write, ExpandHome(w, home))
+	}
+	for _, port := range prof.ConnectTCP {
+		p.ConnectTCP = append(p.ConnectTCP, uint16(port))
+	}
+	if c.Home != "" {
+		p.Deny = append(p.Deny, c.Home)
+	}
+	return p
 }

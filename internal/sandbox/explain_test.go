@@ -51,3 +51,16 @@ func FuzzExplain(f *testing.F) {
 		}
 	})
 }
+
+func TestDenyExcept(t *testing.T) {
+	home := "/var/lib/agentd"
+	ws := home + "/workspaces/coder"
+	p := Policy{Write: []string{ws}, Network: NetworkNone, Deny: []string{home, home + "/workspaces/other"}, DenyExcept: []string{ws}}
+	if err := p.Check(); err != nil {
+		t.Fatalf("own workspace refused: %v", err)
+	}
+	p.Write = append(p.Write, home+"/workspaces")
+	if err := p.Check(); err == nil || !strings.Contains(err.Error(), `"/var/lib/agentd/workspaces"`) {
+		t.Fatalf("the workspaces dir (all agents') allowed: %v", err)
+	}
+}

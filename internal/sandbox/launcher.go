@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -109,4 +110,56 @@ func Explain(p Policy, output string, max int) []Refusal {
 		}
 	}
 	return out
+}
+
+// ProgramRead is what a program needs to read beside the system
+// directories to run at all: for the executable and each argument that
+// names an existing file, its package's root (the directory holding the
+// outermost node_modules, or a Python virtualenv's root), else the
+// file's own directory. Directories given as arguments are not granted
+// (server-filesystem's roots are its data, not its code), and neither is
+// anything a denied path would overlap: Check reports that.
+func ProgramRead(path string, args []string, dir string) []string {
+	var out []string
+	add := func(p string) {
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		fi, err := os.Stat(real)
+		if err != nil || fi.IsDir() {
+			return
+		}
+		root := packageRoot(real)
+		for _, o := range out {
+			if o == root {
+				return
+			}
+		}
+		out = append(out, root)
+	}
+	add(path)
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		add(a)
+	}
+	return out
+}
+
+func packageRoot(file string) string {
+	d := filepath.Dir(file)
+	if i := strings.Index(d, "/node_modules"); i > 0 && (len(d) == i+len("/node_modules") || d[i+len("/node_modules")] == '/') {
+		return d[:i]
+	}
+	for p := d; p != "/" && p != "."; p = filepath.Dir(p) {
+		if _, err := os.Stat(filepath.Join(p, "pyvenv.cfg")); err == nil {
+			return p
+		}
+	}
+	return d
 }

@@ -77,9 +77,12 @@ type Policy struct {
 	// counted in the sandbox's own user namespace); 0 means no limit.
 	MaxProcs uint64
 	// Deny lists paths that no grant may reach: AGENTD_HOME, other
-	// agents' workspaces. A Read or Write path equal to, beneath or
-	// above one is refused by Check, since Landlock can only allow.
-	Deny []string
+	// agents' workspaces. A Read or Write path equal to or above one is
+	// refused by Check, since Landlock can only allow; so is one beneath
+	// it, unless it lies in DenyExcept (the agent's own workspace, which
+	// by default lives in AGENTD_HOME/workspaces).
+	Deny       []string
+	DenyExcept []string
 	// Off runs the program unconfined (a per-program "off").
 	Off bool `json:"-"`
 }
@@ -111,11 +114,13 @@ func (p Policy) Check() error {
 			if !filepath.IsAbs(g) {
 				return fmt.Errorf("%s path %q is not absolute", list.name, g)
 			}
+			g := filepath.Clean(g)
 			for _, d := range p.Deny {
 				if d == "" {
 					continue
 				}
-				if overlaps(filepath.Clean(g), filepath.Clean(d)) {
+				d = filepath.Clean(d)
+				if within(d, g) || (within(g, d) && !p.excepted(g)) {
 					return fmt.Errorf("%s path %q would expose %q, which no sandboxed program may reach", list.name, g, d)
 				}
 			}
@@ -124,10 +129,14 @@ func (p Policy) Check() error {
 	return nil
 }
 
-// overlaps reports whether a grant of g reaches d: g is d, beneath it or
-// above it.
-func overlaps(g, d string) bool {
-	return within(g, d) || within(d, g)
+// excepted reports whether g lies in a DenyExcept path.
+func (p Policy) excepted(g string) bool {
+	for _, e := range p.DenyExcept {
+		if e != "" && within(g, filepath.Clean(e)) {
+			return true
+		}
+	}
+	return false
 }
 
 // within reports whether p is dir or beneath it.
