@@ -189,10 +189,17 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		d.Cluster.SetTurnReaper(d.Kernel.InterruptedTurn)
 	}
 
+	box, err := newSandbox(cfg, log.With("component", "sandbox"), meter)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
 	d.Tools.Add(builtin.FileTools()...)
 	d.Tools.Add(builtin.ShellExec(builtin.ShellOptions{
 		Timeout:        time.Duration(cfg.Tools.Shell.TimeoutSecs) * time.Second,
 		MaxOutputBytes: cfg.Tools.Shell.MaxOutputBytes,
+		Sandbox:        box,
+		Policy:         cfg.ShellSandbox,
 	}))
 	d.Tools.Add(builtin.WebFetch(builtin.WebFetchOptions{
 		Policy: &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts,
@@ -215,8 +222,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 			Authorize:   callbacks.Authorize,
 			TokenDir:    filepath.Join(cfg.Home, "oauth"),
 		},
-		Meter:  meter,
-		Tracer: tracer,
+		Meter:         meter,
+		Tracer:        tracer,
+		Sandbox:       box,
+		SandboxPolicy: cfg.MCPSandbox,
 	})
 	d.Tools.AddSource(d.MCP)
 	d.Tools.Add(d.MCP.ResourceTools()...)

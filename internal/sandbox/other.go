@@ -46,3 +46,6 @@ func plainCmd(cmd *exec.Cmd, enf Enforced) *Cmd {
 
 // Confined reports whether the command is confined: never here.
 func (c *Cmd) Confined() bool { return false }
+
+// NoDump has no portable equivalent here.
+func NoDump() error { return nil }
