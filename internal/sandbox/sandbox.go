@@ -229,7 +229,7 @@ func (m Mechanisms) Enforce(p Policy) Enforced {
 	if !e.Scoping && m.LandlockABI >= 1 {
 		e.Missing = append(e.Missing, "signal and abstract-socket scoping (Landlock ABI < 6)")
 	}
-	e.TCPRules = m.LandlockABI >= 4
+	e.TCPRules = m.LandlockABI >= 4 && (p.Network == NetworkNone || len(p.ConnectTCP) > 0)
 	switch p.Network {
 	case NetworkNone, NetworkLoopback:
 		e.NetNS = m.UserNS
