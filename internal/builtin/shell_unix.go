@@ -113,10 +113,13 @@ func runShell(ctx context.Context, opts ShellOptions, agent, ws, command string)
 	}
 
 	var b strings.Builder
+	refused := false
 	if sc != nil && sc.Confined() {
-		// A refusal leads the result: the model reads it first, and the
-		// audit record keeps a failed call's first line.
+		// A refusal leads the result, which is an error even if the
+		// command carried on: the model reads it first, and the audit
+		// record keeps a failed call's first line.
 		for _, r := range sandbox.Explain(pol, out.String(), 3) {
+			refused = true
 			fmt.Fprintf(&b, "%s (this shell may read the system and write only its workspace)\n", r)
 			if opts.Sandbox.Refused != nil {
 				opts.Sandbox.Refused(ctx, "shell_exec", r.Op)
@@ -140,7 +143,7 @@ func runShell(ctx context.Context, opts ShellOptions, agent, ws, command string)
 	}
 	return tool.Result{
 		Content:    b.String(),
-		IsError:    timedOut || exitCode != 0,
+		IsError:    timedOut || exitCode != 0 || refused,
 		Structured: structured(shellOutcome{ExitCode: exitCode, TimedOut: timedOut, Truncated: out.dropped > 0}),
 	}, nil
 }
