@@ -315,10 +315,15 @@ func (p *process) stop() {
 		select {
 		case <-p.exited:
 		case <-time.After(100 * time.Millisecond):
-			_ = signalGroup(p.pgid, sigTerm)
-			select {
-			case <-p.exited:
-			case <-time.After(p.grace):
+			// A sandboxed server is PID 1 of its namespace, where a
+			// SIGTERM it has no handler for is dropped, not fatal:
+			// waiting the grace out would only delay the SIGKILL.
+			if p.box == nil || !p.box.Confined() || sandbox.CatchesSIGTERM(p.cmd.Process.Pid) {
+				_ = signalGroup(p.pgid, sigTerm)
+				select {
+				case <-p.exited:
+				case <-time.After(p.grace):
+				}
 			}
 		}
 		_ = signalGroup(p.pgid, sigKill)

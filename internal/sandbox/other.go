@@ -49,3 +49,6 @@ func (c *Cmd) Confined() bool { return false }
 
 // NoDump has no portable equivalent here.
 func NoDump() error { return nil }
+
+// CatchesSIGTERM is true here: no PID namespace changes the default.
+func CatchesSIGTERM(int) bool { return true }
