@@ -32,6 +32,7 @@ import (
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/residency"
+	"github.com/agentd/agentd/internal/sandbox"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/storemetrics"
@@ -71,6 +72,9 @@ type Daemon struct {
 	// Approvals holds the approval requests of runs whose edge cannot
 	// ask, until an operator decides in the dashboard.
 	Approvals *tool.Approvals
+	// Sandbox starts what the daemon runs for a model confined (see
+	// docs/security.md); edges that spawn programs use it too.
+	Sandbox *sandbox.Launcher
 
 	mux *routeMux
 	// ui holds the dashboard's browser sessions.
@@ -194,6 +198,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		d.Close()
 		return nil, err
 	}
+	d.Sandbox = box
 	d.Tools.Add(builtin.FileTools()...)
 	d.Tools.Add(builtin.ShellExec(builtin.ShellOptions{
 		Timeout:        time.Duration(cfg.Tools.Shell.TimeoutSecs) * time.Second,
