@@ -45,7 +45,6 @@ type Cmd struct {
 	// Enforced is what the policy gets on this machine.
 	Enforced Enforced
 	spec     []byte
-	specW    *os.File
 	cgroup   string
 	maxProcs uint64
 }
