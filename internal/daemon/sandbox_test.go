@@ -119,6 +119,20 @@ mcp = true
 	if !strings.HasPrefix(recs[0].Detail, "permission denied by the sandbox") {
 		t.Errorf("audit detail = %q", recs[0].Detail)
 	}
+	resp, body := h.do("GET", "/metrics", "", nil, nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `agentd_sandbox_refusals_total{kind="read",`) {
+		t.Errorf("/metrics (%d) lacks the read refusal:\n%s", resp.StatusCode, grepLines(string(body), "sandbox"))
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // initialEnviron is this process's initial environment, less the
