@@ -44,8 +44,12 @@ func newSandbox(cfg *config.Config, log *slog.Logger, mp metric.MeterProvider) (
 	for _, p := range l.Mechanisms.Problems {
 		log.Warn("sandbox: " + p)
 	}
-	var unenforced []string
+	var unenforced, invalid []string
 	check := func(program string, pol sandbox.Policy) {
+		if err := pol.Check(); err != nil {
+			invalid = append(invalid, program+": "+err.Error())
+			return
+		}
 		if pol.Off {
 			log.Warn("SANDBOX OFF for "+program+": it runs with the daemon's user and sees everything it sees", "program", program)
 			return
@@ -59,12 +63,18 @@ func newSandbox(cfg *config.Config, log *slog.Logger, mp metric.MeterProvider) (
 		unenforced = append(unenforced, program+": "+strings.Join(enf.Missing, "; "))
 	}
 	for _, a := range cfg.Agents {
-		check("shell_exec of agent "+a.Name, cfg.ShellSandbox(a.Name, cfg.WorkspaceDir(a.Name, a)))
+		ws := cfg.WorkspaceDir(a.Name, a)
+		pol := cfg.ShellSandbox(a.Name, ws)
+		pol.Write = append(pol.Write, ws)
+		check("shell_exec of agent "+a.Name, pol)
 	}
 	for _, s := range cfg.MCPServers {
 		if s.Transport.Type == "stdio" {
 			check("mcp server "+s.Name, cfg.MCPSandbox(s, s.Transport.Command))
 		}
+	}
+	if len(invalid) > 0 {
+		return nil, fmt.Errorf("sandbox: %s", strings.Join(invalid, " | "))
 	}
 	if len(unenforced) > 0 && !l.BestEffort {
 		return nil, fmt.Errorf("sandbox: this machine cannot enforce the configured confinement (%s); set [sandbox] mode = \"best_effort\" to start with what can be enforced, or see `agentd doctor`", strings.Join(unenforced, " | "))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/sandbox"
@@ -166,4 +167,34 @@ func leaks(text string, canaries []string) string {
 		}
 	}
 	return ""
+}
+
+// TestSandboxRefusesAGrantOfTheHome: a configured path that would expose
+// AGENTD_HOME stops the start, naming the program and the path.
+func TestSandboxRefusesAGrantOfTheHome(t *testing.T) {
+	home := t.TempDir()
+	body := `[[agents]]
+name = "coder"
+provider = "openai"
+model = "m"
+
+[sandbox.agents.coder]
+read = ["` + filepath.Dir(home) + `"]
+`
+	path := filepath.Join(home, "config.toml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(t.Context(), cfg, Options{})
+	if err == nil {
+		d.Close()
+		t.Fatal("the daemon started with a shell that may read AGENTD_HOME")
+	}
+	if !strings.Contains(err.Error(), "shell_exec of agent coder: read path \""+filepath.Dir(home)+"\" would expose \""+home+"\"") {
+		t.Errorf("error = %v", err)
+	}
 }
