@@ -175,12 +175,14 @@ func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *
 			pol = conf.policy(cfg, path)
 		}
 		if _, confined := conf.box.Plan(pol); confined {
-			// A private TMPDIR: /tmp is shared with every other program.
+			// A private HOME and TMPDIR: /tmp is shared with every other
+			// program, and the configured HOME (AGENTD_HOME by default)
+			// is out of the sandbox's reach.
 			if tmp, err = os.MkdirTemp("", "agentd-mcp-"+cfg.Name+"-"); err != nil {
 				return nil, fmt.Errorf("start %q: sandbox temp dir: %w", t.Command, err)
 			}
 			pol.Write = append(append([]string(nil), pol.Write...), tmp)
-			env = withEnv(env, "TMPDIR", tmp)
+			env = withEnv(withEnv(env, "TMPDIR", tmp), "HOME", tmp)
 		}
 		box, err = conf.box.Command(context.Background(), "mcp server "+cfg.Name, pol, path, args, env)
 		if err != nil {

@@ -132,8 +132,21 @@ func TestSandboxedServerNetworkAndSecrets(t *testing.T) {
 			if res := callText(t, m, "mcp_net_read_file", map[string]string{"text": fmt.Sprintf("/proc/%d/environ", os.Getpid())}); strings.Contains(res.Content, "canary") || !strings.Contains(res.Content, "permission denied") {
 				t.Errorf("read of the daemon's environ = %q", res.Content)
 			}
-			if res := callText(t, m, "mcp_net_environ", nil); strings.Contains(res.Content, "canary") {
+			res := callText(t, m, "mcp_net_environ", nil)
+			if strings.Contains(res.Content, "canary") {
 				t.Errorf("environment = %q", res.Content)
+			}
+			// HOME and TMPDIR: one private directory, not AGENTD_HOME.
+			envOf := func(k string) string {
+				for _, l := range strings.Split(res.Content, "\n") {
+					if v, ok := strings.CutPrefix(l, k+"="); ok {
+						return v
+					}
+				}
+				return ""
+			}
+			if h := envOf("HOME"); h == "" || h != envOf("TMPDIR") || h == home {
+				t.Errorf("HOME %q TMPDIR %q (AGENTD_HOME %q)", h, envOf("TMPDIR"), home)
 			}
 		})
 	}
