@@ -222,7 +222,11 @@ func TestNetworkNoneCannotReachLoopbackListener(t *testing.T) {
 func TestLimitsStopForkBombAndMemoryHog(t *testing.T) {
 	m := requireMechanisms(t)
 	if m.Root && m.PidsCgroup == "" {
-		t.Skip("root without a writable pids cgroup: no process limit binds (documented)")
+		msg := "root without a writable pids cgroup: no process limit binds (docs/security.md, Limits)"
+		if os.Getenv("AGENTD_INTEROP") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	ws := t.TempDir()
 	p := Policy{Write: []string{ws}, Network: NetworkNone, MaxProcs: 32, MemoryBytes: 256 << 20, CPUSeconds: 10}
