@@ -36,6 +36,16 @@ args = [%q]
 `, name, strings.Join(q, ", "), tomlQuote(os.Args[0]), modeStdioMCP)
 }
 
+// unconfinedFixtureServer is fixtureServer outside the sandbox. The
+// hygiene checks below follow the child's pids and process groups from
+// the host, which a sandboxed child (PID 1 of its own PID namespace,
+// killed with everything it started when it ends: internal/sandbox's
+// tests) does not expose; they measure the group kill that unconfined
+// servers ([mcp_servers.sandbox] mode = "off") still rely on.
+func unconfinedFixtureServer(name string, env []string) string {
+	return fixtureServer(name, env) + "\n[mcp_servers.sandbox]\nmode = \"off\"\n"
+}
+
 // toolText calls a tool through POST /api/tools/{name}/call and returns
 // its text content, failing on an error result.
 func (p *inproc) toolText(t testing.TB, name, args string) string {
@@ -127,7 +137,7 @@ func TestSubprocessHygiene(t *testing.T) {
 [limits]
 rate_per_sec = 100000
 burst = 100000
-`, faultKey) + fixtureServer("fx", []string{"FIXTURE_ALLOWED", "UNSET_BUT_LISTED"})})
+`, faultKey) + unconfinedFixtureServer("fx", []string{"FIXTURE_ALLOWED", "UNSET_BUT_LISTED"})})
 	p.waitTool(t, "mcp_fx_env", 20*time.Second)
 
 	t.Run("environment", func(t *testing.T) {
@@ -197,7 +207,7 @@ burst = 100000
 	})
 
 	t.Run("removal", func(t *testing.T) {
-		body := fmt.Sprintf(`{"name":"rt","allowed_tools":["*"],"transport":{"type":"stdio","command":%s,"args":[%q]}}`, tomlQuote(os.Args[0]), modeStdioMCP)
+		body := fmt.Sprintf(`{"name":"rt","allowed_tools":["*"],"sandbox":{"mode":"off"},"transport":{"type":"stdio","command":%s,"args":[%q]}}`, tomlQuote(os.Args[0]), modeStdioMCP)
 		if r := p.call(t, "POST", "/api/mcp/servers", body); r.Status != http.StatusCreated {
 			t.Fatalf("add server: %v", r)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/internal/sandbox"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -25,6 +26,12 @@ type ShellOptions struct {
 	Path string
 	// TempDir is the command's TMPDIR; default <workspace>/.tmp.
 	TempDir string
+	// Sandbox starts each command confined (see internal/sandbox); nil
+	// runs it unconfined, as the tool's own unit tests do. Policy gives
+	// the policy of a call by agent for workspace; the workspace and
+	// TempDir are added to its writable paths.
+	Sandbox *sandbox.Launcher
+	Policy  func(agent, workspace string) sandbox.Policy
 }
 
 const (
@@ -52,6 +59,12 @@ func ShellExec(opts ShellOptions) tool.Tool {
 	if opts.Path == "" {
 		opts.Path = defaultShellPath
 	}
+	confined := ""
+	if opts.Sandbox != nil && !opts.Sandbox.Off {
+		confined = "Commands run in a sandbox: they read the system directories, read and write only the workspace " +
+			"(and paths the operator granted), see no other process of the host, and have no network unless the operator allows it; " +
+			"an access it refuses is reported as \"permission denied by the sandbox\". "
+	}
 	return &funcTool{
 		spec: tool.Spec{
 			Name: "shell_exec",
@@ -59,7 +72,7 @@ func ShellExec(opts ShellOptions) tool.Tool {
 				"stdout and stderr and its exit code. " +
 				fmt.Sprintf("Commands are killed after %s; output beyond %d bytes is cut. ", opts.Timeout, opts.MaxOutputBytes) +
 				"The environment holds only PATH, HOME (the workspace) and TMPDIR; there is no terminal and no stdin. " +
-				"Background processes are killed when the command finishes.",
+				"Background processes are killed when the command finishes. " + confined,
 			InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -86,7 +99,7 @@ func ShellExec(opts ShellOptions) tool.Tool {
 			if c.Workspace == "" || !filepath.IsAbs(c.Workspace) {
 				return errorf("this agent has no workspace directory"), nil
 			}
-			return runShell(ctx, opts, c.Workspace, args.Command)
+			return runShell(ctx, opts, c.Agent, c.Workspace, args.Command)
 		},
 	}
 }

@@ -9,6 +9,6 @@ import (
 )
 
 // runShell needs process groups, which only Unix has.
-func runShell(context.Context, ShellOptions, string, string) (tool.Result, error) {
+func runShell(context.Context, ShellOptions, string, string, string) (tool.Result, error) {
 	return errorf("shell_exec is not supported on this platform"), nil
 }

@@ -13,10 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/internal/sandbox"
 	"github.com/agentd/agentd/internal/tool"
 )
 
-func runShell(ctx context.Context, opts ShellOptions, ws, command string) (tool.Result, error) {
+func runShell(ctx context.Context, opts ShellOptions, agent, ws, command string) (tool.Result, error) {
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		return tool.Result{}, fmt.Errorf("create workspace: %w", err)
 	}
@@ -37,15 +38,44 @@ func runShell(ctx context.Context, opts ShellOptions, ws, command string) (tool.
 	}
 	defer r.Close()
 
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", command)
+	env := []string{"PATH=" + opts.Path, "HOME=" + ws, "TMPDIR=" + tmp}
+	var (
+		cmd   *exec.Cmd
+		sc    *sandbox.Cmd
+		pol   sandbox.Policy
+		start func() error
+	)
+	if opts.Sandbox != nil {
+		if opts.Policy != nil {
+			pol = opts.Policy(agent, ws)
+		} else {
+			pol = sandbox.Policy{Network: sandbox.NetworkNone}
+		}
+		pol.Write = append(append([]string(nil), pol.Write...), ws, tmp)
+		sc, err = opts.Sandbox.Command(runCtx, "shell_exec", pol, "/bin/sh", []string{"/bin/sh", "-c", command}, env)
+		if err != nil {
+			w.Close()
+			return errorf("shell_exec: %v", err), nil
+		}
+		defer sc.Done()
+		cmd, start = sc.Cmd, sc.Start
+	} else {
+		cmd = exec.CommandContext(runCtx, "/bin/sh", "-c", command)
+		cmd.Env = env
+		start = cmd.Start
+	}
 	cmd.Dir = ws
-	cmd.Env = []string{"PATH=" + opts.Path, "HOME=" + ws, "TMPDIR=" + tmp}
 	cmd.Stdout = w // an *os.File: the child writes to it directly, no copying goroutine
 	cmd.Stderr = w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// In a sandbox the shell is also PID 1 of its own namespace, whose
+	// death takes every process it left; the group covers the rest.
+	cmd.SysProcAttr.Setpgid = true
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 
-	if err := cmd.Start(); err != nil {
+	if err := start(); err != nil {
 		w.Close()
 		return errorf("shell_exec: start /bin/sh: %v", err), nil
 	}
@@ -83,6 +113,19 @@ func runShell(ctx context.Context, opts ShellOptions, ws, command string) (tool.
 	}
 
 	var b strings.Builder
+	refused := false
+	if sc != nil && sc.Confined() {
+		// A refusal leads the result, which is an error even if the
+		// command carried on: the model reads it first, and the audit
+		// record keeps a failed call's first line.
+		for _, r := range sandbox.Explain(pol, out.String(), 3) {
+			refused = true
+			fmt.Fprintf(&b, "%s (this shell may read the system and write only its workspace)\n", r)
+			if opts.Sandbox.Refused != nil {
+				opts.Sandbox.Refused(ctx, "shell_exec", r.Op)
+			}
+		}
+	}
 	b.WriteString(strings.ToValidUTF8(out.String(), "\uFFFD"))
 	if out.dropped > 0 {
 		fmt.Fprintf(&b, "\n[output truncated: %d more bytes not shown]", out.dropped)
@@ -100,7 +143,7 @@ func runShell(ctx context.Context, opts ShellOptions, ws, command string) (tool.
 	}
 	return tool.Result{
 		Content:    b.String(),
-		IsError:    timedOut || exitCode != 0,
+		IsError:    timedOut || exitCode != 0 || refused,
 		Structured: structured(shellOutcome{ExitCode: exitCode, TimedOut: timedOut, Truncated: out.dropped > 0}),
 	}, nil
 }

@@ -77,6 +77,10 @@ func runACP(ctx context.Context, e *env, args []string) error {
 				Logger:        base.With("component", "editor-mcp"),
 				ClientName:    cfg.ACP.Name,
 				ClientVersion: version,
+				// An editor's stdio servers are confined like configured
+				// ones (docs/security.md).
+				Sandbox:       d.Sandbox,
+				SandboxPolicy: cfg.MCPSandbox,
 			},
 			Ambient: cfg.LookupSecret,
 		}),

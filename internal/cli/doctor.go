@@ -117,6 +117,7 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 			report(false, "port", cfg.Listen+" is taken by another program: "+err.Error())
 		}
 	}
+	doctorSandbox(cfg, report, note)
 	if failed {
 		return errors.New("some checks failed")
 	}

@@ -48,6 +48,7 @@ type Config struct {
 	Metrics    Metrics             `toml:"metrics" json:"metrics"`
 	Telemetry  Telemetry           `toml:"telemetry" json:"telemetry"`
 	Cluster    Cluster             `toml:"cluster" json:"cluster"`
+	Sandbox    Sandbox             `toml:"sandbox" json:"sandbox"`
 
 	// lookupEnv is the environment as seen by Load; secrets are read
 	// through it on demand so they never sit in the struct. nil means
@@ -223,6 +224,9 @@ type MCPServer struct {
 	// OAuth, when present, authorizes an http server with OAuth 2.1
 	// (MCP authorization) instead of static headers.
 	OAuth *MCPOAuth `toml:"oauth" json:"oauth,omitempty"`
+	// Sandbox confines a stdio server; nil takes the defaults (see
+	// docs/security.md).
+	Sandbox *SandboxProfile `toml:"sandbox" json:"sandbox,omitempty"`
 }
 
 // MCPOAuth configures MCP authorization for one http server. With none

@@ -77,6 +77,7 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 	}
 	checkPrincipals(r, src, root, c)
 	checkServer(r, src, root.key("server"), c.Server)
+	checkSandbox(r, src, root, c)
 	if c.LogLevel != "" {
 		checkOneOf(r, src, root.key("log_level"), c.LogLevel, "debug", "info", "warn", "error")
 	}
@@ -233,6 +234,7 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 		r.add(src, p.key("name"), "%q is not a valid server name (%s)", s.Name, nameRules)
 	}
 	nonNegative(r, src, p.key("timeout_secs"), s.TimeoutSecs)
+	checkSandboxProfile(r, src, p.key("sandbox"), s.Sandbox)
 	if s.TimeoutSecs > maxMCPTimeoutSecs {
 		r.add(src, p.key("timeout_secs"), "must be at most %d (a day)", maxMCPTimeoutSecs)
 	}

@@ -166,6 +166,10 @@ allowed_tools = ["echo"]
 type = "stdio"
 command = %q
 args = [%q, %q, %q, %q, "stdio"]
+[mcp_servers.sandbox]
+# The tap writes what the server received beside it; the sandbox grants
+# a server no write outside its own TMPDIR unless told.
+write = [%q]
 
 [[a2a.external_agents]]
 name = "js"
@@ -180,7 +184,7 @@ model = "relay-m"
 tools = ["mcp_up_*", "mcp_everything_*", "a2a_js"]
 [agents.expose]
 mcp = true
-`, rcv.URL, os.Args[0], tapArg, tap, node, everything, jsURL)
+`, rcv.URL, os.Args[0], tapArg, tap, node, everything, filepath.Dir(tap), jsURL)
 	h := newHarnessModel(t, extra, map[string]string{"JS_TOKEN": "js-secret"}, nil, relayScript)
 	h.waitConnected("everything")
 	waitTool(t, h.d.Tools, "a2a_js", 30*time.Second)

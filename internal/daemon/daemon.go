@@ -33,6 +33,7 @@ import (
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/policy"
 	"github.com/agentd/agentd/internal/residency"
+	"github.com/agentd/agentd/internal/sandbox"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/storemetrics"
@@ -72,6 +73,9 @@ type Daemon struct {
 	// Approvals holds the approval requests of runs whose edge cannot
 	// ask, until an operator decides in the dashboard.
 	Approvals *tool.Approvals
+	// Sandbox starts what the daemon runs for a model confined (see
+	// docs/security.md); edges that spawn programs use it too.
+	Sandbox *sandbox.Launcher
 
 	mux *routeMux
 	// publicList is publicRoutes(), fixed at New.
@@ -200,10 +204,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		d.Cluster.SetTurnReaper(d.Kernel.InterruptedTurn)
 	}
 
+	box, err := newSandbox(cfg, log.With("component", "sandbox"), meter)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.Sandbox = box
 	d.Tools.Add(builtin.FileTools()...)
 	d.Tools.Add(builtin.ShellExec(builtin.ShellOptions{
 		Timeout:        time.Duration(cfg.Tools.Shell.TimeoutSecs) * time.Second,
 		MaxOutputBytes: cfg.Tools.Shell.MaxOutputBytes,
+		Sandbox:        box,
+		Policy:         cfg.ShellSandbox,
 	}))
 	d.Tools.Add(builtin.WebFetch(builtin.WebFetchOptions{
 		Policy: &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts,
@@ -226,8 +238,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 			Authorize:   callbacks.Authorize,
 			TokenDir:    filepath.Join(cfg.Home, "oauth"),
 		},
-		Meter:  meter,
-		Tracer: tracer,
+		Meter:         meter,
+		Tracer:        tracer,
+		Sandbox:       box,
+		SandboxPolicy: cfg.MCPSandbox,
 	})
 	d.Tools.AddSource(d.MCP)
 	d.Tools.Add(d.MCP.ResourceTools()...)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/sandbox"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -58,6 +59,11 @@ type Options struct {
 	// Meter records upstream call latency and the servers' state and
 	// reconnects; nil records nothing.
 	Meter metric.MeterProvider
+	// Sandbox confines stdio servers, each with the policy SandboxPolicy
+	// gives for it (path is the resolved executable); nil runs them
+	// unconfined.
+	Sandbox       *sandbox.Launcher
+	SandboxPolicy func(cfg config.MCPServer, path string) sandbox.Policy
 	// Tracer starts a client span per upstream tools/call; nil starts
 	// none. Either way the caller's trace context goes upstream in the
 	// request's _meta (traceparent, tracestate).

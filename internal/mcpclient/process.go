@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/sandbox"
 )
 
 // process is one stdio server: a child in its own process group, whose
@@ -22,6 +24,8 @@ import (
 // the daemon log.
 type process struct {
 	cmd    *exec.Cmd
+	box    *sandbox.Cmd // the confined command cmd belongs to; nil when unconfined
+	tmp    string       // the server's private TMPDIR in the sandbox, removed at stop
 	pgid   int
 	stdin  *os.File
 	stdout *os.File
@@ -80,6 +84,18 @@ func childEnv(names []string, lookup func(string) (string, bool), home string) [
 	return env
 }
 
+// withEnv returns env with name set to value, replacing any earlier
+// value.
+func withEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != name {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
 // envValue returns the value of name in env.
 func envValue(env []string, name string) string {
 	for _, kv := range env {
@@ -129,19 +145,57 @@ func isExecutable(p string) error {
 	return nil
 }
 
-// startProcess spawns the server of cfg.
+// confinement is how a stdio server is sandboxed: nil box runs it as
+// the daemon's user with the daemon's view (tests of this package).
+type confinement struct {
+	box    *sandbox.Launcher
+	policy func(cfg config.MCPServer, path string) sandbox.Policy
+}
+
+// startProcess spawns the server of cfg, confined by conf.
 // redact is applied to every stderr line kept or logged.
-func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *slog.Logger, redact func(string) string) (*process, error) {
+func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *slog.Logger, redact func(string) string, conf confinement) (*process, error) {
 	t := cfg.Transport
 	path, err := lookPath(t.Command, envValue(env, "PATH"), t.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("start %q: %w", t.Command, err)
 	}
-	cmd := exec.Command(path, t.Args...)
-	cmd.Args[0] = t.Command
-	cmd.Env = env
-	if cmd.Env == nil {
-		cmd.Env = []string{} // nil would mean the daemon's environment
+	if env == nil {
+		env = []string{} // nil would mean the daemon's environment
+	}
+	args := append([]string{t.Command}, t.Args...)
+	var (
+		cmd *exec.Cmd
+		box *sandbox.Cmd
+		tmp string
+	)
+	if conf.box != nil {
+		pol := sandbox.Policy{Network: sandbox.NetworkAny}
+		if conf.policy != nil {
+			pol = conf.policy(cfg, path)
+		}
+		if _, confined := conf.box.Plan(pol); confined {
+			// A private HOME and TMPDIR: /tmp is shared with every other
+			// program, and the configured HOME (AGENTD_HOME by default)
+			// is out of the sandbox's reach.
+			if tmp, err = os.MkdirTemp("", "agentd-mcp-"+cfg.Name+"-"); err != nil {
+				return nil, fmt.Errorf("start %q: sandbox temp dir: %w", t.Command, err)
+			}
+			pol.Write = append(append([]string(nil), pol.Write...), tmp)
+			env = withEnv(withEnv(env, "TMPDIR", tmp), "HOME", tmp)
+		}
+		box, err = conf.box.Command(context.Background(), "mcp server "+cfg.Name, pol, path, args, env)
+		if err != nil {
+			if tmp != "" {
+				os.RemoveAll(tmp)
+			}
+			return nil, fmt.Errorf("start %q: %w", t.Command, err)
+		}
+		cmd = box.Cmd
+	} else {
+		cmd = exec.Command(path)
+		cmd.Args = args
+		cmd.Env = env
 	}
 	cmd.Dir = t.Dir
 	ownGroup(cmd)
@@ -167,6 +221,8 @@ func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	p := &process{
 		cmd:        cmd,
+		box:        box,
+		tmp:        tmp,
 		stdin:      inW,
 		stdout:     outR,
 		stderr:     errR,
@@ -179,6 +235,9 @@ func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *
 	started := make(chan error, 1)
 	go p.run(started)
 	err = <-started
+	if err != nil && tmp != "" {
+		os.RemoveAll(tmp)
+	}
 	// The child has its copies; ours of its ends must go so that EOF on
 	// stdout means every writer is gone.
 	inR.Close()
@@ -206,12 +265,19 @@ func startProcess(cfg config.MCPServer, env []string, grace time.Duration, log *
 func (p *process) run(started chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := p.cmd.Start(); err != nil {
+	start := p.cmd.Start
+	if p.box != nil {
+		start = p.box.Start // puts the trampoline in its cgroup, sends the policy
+	}
+	if err := start(); err != nil {
 		started <- err
 		return
 	}
 	started <- nil
 	p.waitErr = p.cmd.Wait()
+	if p.box != nil {
+		p.box.Done()
+	}
 	close(p.exited)
 }
 
@@ -251,10 +317,15 @@ func (p *process) stop() {
 		select {
 		case <-p.exited:
 		case <-time.After(100 * time.Millisecond):
-			_ = signalGroup(p.pgid, sigTerm)
-			select {
-			case <-p.exited:
-			case <-time.After(p.grace):
+			// A sandboxed server is PID 1 of its namespace, where a
+			// SIGTERM it has no handler for is dropped, not fatal:
+			// waiting the grace out would only delay the SIGKILL.
+			if p.box == nil || !p.box.Confined() || sandbox.CatchesSIGTERM(p.cmd.Process.Pid) {
+				_ = signalGroup(p.pgid, sigTerm)
+				select {
+				case <-p.exited:
+				case <-time.After(p.grace):
+				}
 			}
 		}
 		_ = signalGroup(p.pgid, sigKill)
@@ -269,6 +340,9 @@ func (p *process) stop() {
 		}
 		p.stderr.Close() // unblocks the reader if it is still waiting
 		<-p.stderrDone
+		if p.tmp != "" {
+			os.RemoveAll(p.tmp)
+		}
 	})
 }
 

@@ -19,6 +19,14 @@ import (
 // end it. The kernel clears the setting when the server execs a set-user-ID
 // program. It reaches only the direct child: what the server started keeps
 // running unless it notices its parent or its stdin are gone.
+//
+// A sandboxed server's SysProcAttr already holds its namespaces: the
+// fields are set on it, not replaced. There the server is also PID 1 of
+// its own PID namespace, so its death kills everything it started.
 func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 }

@@ -38,7 +38,7 @@ func TestHelperPdeathsigParent(t *testing.T) {
 		Args:    []string{"-c", `trap "" TERM HUP; while :; do sleep 1; done`},
 	}}
 	env := childEnv(nil, os.LookupEnv, "")
-	p, err := startProcess(cfg, env, time.Second, slog.New(slog.DiscardHandler), func(s string) string { return s })
+	p, err := startProcess(cfg, env, time.Second, slog.New(slog.DiscardHandler), func(s string) string { return s }, confinement{})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)

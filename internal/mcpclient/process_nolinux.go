@@ -12,5 +12,8 @@ import (
 // death signal here: a server outlives a daemon killed with SIGKILL until
 // it notices EOF on its stdin.
 func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 }

@@ -543,7 +543,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 			}
 		}
 		s.secrets.Store(&secrets)
-		proc, err := startProcess(s.cfg, env, s.m.opts.KillGrace, s.log, s.redact)
+		proc, err := startProcess(s.cfg, env, s.m.opts.KillGrace, s.log, s.redact, confinement{s.m.opts.Sandbox, s.m.opts.SandboxPolicy})
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,11 @@
 package mcpclient
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/sandbox"
+)
 
 // ServerStatus describes one server for GET /api/mcp/servers: the daemon
 // lists every entry as configured and the connected ones as connected.
@@ -23,6 +28,17 @@ type ServerStatus struct {
 	// AuthorizeURL is the URL the user must open to authorize agentd,
 	// while a connect attempt waits for them (OAuth servers only).
 	AuthorizeURL string `json:"authorize_url,omitempty"`
+	// Sandbox is how a stdio server is confined on this machine.
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+}
+
+// SandboxStatus says what confines a stdio server here, and what of its
+// policy this machine cannot enforce (shown in the dashboard).
+type SandboxStatus struct {
+	Confined bool     `json:"confined"`
+	Network  string   `json:"network"`
+	Enforced string   `json:"enforced"`
+	Missing  []string `json:"missing,omitempty"`
 }
 
 // ToolStatus is one tool in a ServerStatus.
@@ -65,6 +81,7 @@ func (m *Manager) Status() []ServerStatus {
 			LastError:       s.lastErr,
 			Reconnects:      s.reconnects,
 			ProtocolVersion: s.protocol,
+			Sandbox:         m.sandboxStatus(s.cfg),
 		}
 		if s.oauthMu.TryLock() {
 			// Never wait here: the handler may be mid-construction.
@@ -85,4 +102,21 @@ func (m *Manager) Status() []ServerStatus {
 		out = append(out, st)
 	}
 	return out
+}
+
+// sandboxStatus plans a stdio server's confinement as startProcess would.
+func (m *Manager) sandboxStatus(cfg config.MCPServer) *SandboxStatus {
+	if cfg.Transport.Type != TransportStdio || m.opts.Sandbox == nil {
+		return nil
+	}
+	pol := sandbox.Policy{Network: sandbox.NetworkAny}
+	if m.opts.SandboxPolicy != nil {
+		path, err := lookPath(cfg.Transport.Command, envValue(childEnv(cfg.Env, m.opts.LookupEnv, m.opts.Home), "PATH"), cfg.Transport.Dir)
+		if err != nil {
+			path = cfg.Transport.Command
+		}
+		pol = m.opts.SandboxPolicy(cfg, path)
+	}
+	enf, confined := m.opts.Sandbox.Plan(pol)
+	return &SandboxStatus{Confined: confined, Network: string(pol.Network), Enforced: enf.Summary(), Missing: enf.Missing}
 }

@@ -202,6 +202,22 @@ func newTestServer(mode string, out *stdoutWriter) *mcp.Server {
 		slices.Sort(env)
 		return text(strings.Join(env, "\n")), nil, nil
 	})
+	// dial and read_file probe what a sandboxed server can reach.
+	mcp.AddTool(srv, &mcp.Tool{Name: "dial", Description: "opens a TCP connection to text (host:port)"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		c, err := net.DialTimeout("tcp", a.Text, 2*time.Second)
+		if err != nil {
+			return text("dial: " + err.Error()), nil, nil
+		}
+		c.Close()
+		return text("connected"), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_file", Description: "reads the file named by text"}, func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+		b, err := os.ReadFile(a.Text)
+		if err != nil {
+			return text("read: " + err.Error()), nil, nil
+		}
+		return text(string(b)), nil, nil
+	})
 	mcp.AddTool(srv, &mcp.Tool{Name: "crash", Description: "exits mid-call"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
