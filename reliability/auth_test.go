@@ -63,7 +63,7 @@ burst = 100000
 // it carries is its credential, and a state nobody waits for is refused),
 // and the dashboard's static assets and login form (which takes the key).
 // Every other route must refuse a request without the key.
-var publicRoutes = []string{"GET /api/health", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json", "GET /oauth/callback",
+var publicRoutes = []string{"GET /api/health", "GET /livez", "GET /readyz", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json", "GET /oauth/callback",
 	"GET /{$}", "GET /ui/", "POST /api/ui/login"}
 
 // routeRequest is one request derived from a registered pattern.

@@ -75,6 +75,7 @@ const (
 	opPutMCPServer
 	opListMCPServers
 	opDeleteMCPServer
+	opPing
 	numOps
 )
 
@@ -88,6 +89,7 @@ var opNames = [numOps]string{
 	"AppendAudit", "AppendAuditBatch", "QueryAudit",
 	"AppendMessagesCreateTask", "CreateSessionWithTask",
 	"PutMCPServer", "ListMCPServers", "DeleteMCPServer",
+	"Ping",
 }
 
 // errKind is a failed operation's error.type.
@@ -201,9 +203,14 @@ func (m *metered) record(ctx context.Context, o op, start time.Time, err error) 
 // Close closes the store; it is not an operation worth timing.
 func (m *metered) Close() error { return m.st.Close() }
 
-// Ping asks the store; probes call it every few seconds, which is not
-// an operation worth timing either.
-func (m *metered) Ping(ctx context.Context) error { return m.st.Ping(ctx) }
+// Ping is timed like every operation: the readiness probe's latency is
+// the database's round trip, worth seeing beside the others.
+func (m *metered) Ping(ctx context.Context) error {
+	start := time.Now()
+	err := m.st.Ping(ctx)
+	m.record(ctx, opPing, start, err)
+	return err
+}
 
 func (m *metered) PutAgent(ctx context.Context, a store.Agent) error {
 	start := time.Now()
