@@ -48,8 +48,6 @@ test: interop-deps browser-deps lint ## everything CI runs: lint, unit + race + 
 	  set -x; \
 	  AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...; \
 	  (cd deploy/check && $(GO) test -count=1 ./...); \
-	  (cd third_party/go-sdk && $(GO) test -race -count=1 ./internal/json ./internal/jsonrpc2 ./mcp); \
-	  (cd third_party/a2a-go && $(GO) test -race -count=1 ./internal/sse ./internal/taskexec ./internal/eventpipe ./a2asrv/...); \
 	  ./scripts/fuzz.sh 3s
 
 unit: ## fast loop while developing: no lint, no Node peers

@@ -95,7 +95,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
-
-replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk
-
-replace github.com/a2aproject/a2a-go/v2 => ./third_party/a2a-go

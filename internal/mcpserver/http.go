@@ -98,17 +98,6 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 				id = f.ID
 			}
 			if sid := r.Header.Get(headerSessionID); sid != "" {
-				switch {
-				case f.Method == "tools/call" && !s.sdkOnly.Load() && s.fastSession(w, r, e, sid, body):
-					return
-				case f.Method == "logging/setLevel":
-					e.fastSessions.setLevel(sid, body, e.srv)
-				case f.Complete && !f.HasMethod && e.fastSessions.answered(sid, f.ID, body):
-					// The client's answer to a question of a call on the
-					// fast path.
-					w.WriteHeader(http.StatusAccepted)
-					return
-				}
 				w = e.trackCancellation(w, sid, id, f.Method, body)
 				if t, ok := e.stateful.(*sessionTable); ok {
 					switch {
@@ -151,7 +140,6 @@ func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.
 		if json.Unmarshal(body, &n) == nil {
 			if rid, ok := cancelledRequest(n.Params); ok {
 				e.flights.cancel(flightKey{sid, rid})
-				e.fastSessions.cancelled(flightKey{sid, rid})
 			}
 		}
 		return w
