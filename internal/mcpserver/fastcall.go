@@ -183,38 +183,53 @@ func (c *metaCache) decode(raw []byte) (metaEntry, bool) {
 	return e, true
 }
 
-// fastCall serves body, a stateless tools/call of endpoint e, when it can;
-// it reports false, having written nothing, when the SDK must.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, body []byte) bool {
+// fastPlan is a stateless tools/call that the fast path serves.
+type fastPlan struct {
+	env  fastEnvelope
+	p    mcp.CallToolParamsRaw
+	caps *mcp.ClientCapabilities
+	ft   fastTool
+}
+
+// planFastCall reports how body, a 2026-07-28 request to endpoint e,
+// takes the fast path, or nil when the SDK must serve it (route).
+func (s *Server) planFastCall(r *http.Request, e *endpoint, body []byte) *fastPlan {
 	h := r.Header
 	if h.Get(headerProtocolVersion) != statelessVersion || h.Get("Mcp-Method") != "tools/call" ||
 		!jsonContent(h.Get("Content-Type")) || len(h.Values("Last-Event-ID")) > 0 || !sdkHostAllowed(r) {
-		return false
+		return nil
 	}
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
-		return false
+		return nil
 	}
 	env, p, caps, ok := readCall(body, &s.metas)
 	if !ok || h.Get("Mcp-Name") != p.Name || !fastMeta(p.Meta) {
-		return false
+		return nil
 	}
 	e.mu.Lock()
 	ft, ok := e.fast[p.Name]
 	e.mu.Unlock()
 	if !ok || ft.paramHeaders {
-		return false
+		return nil
 	}
+	return &fastPlan{env: env, p: p, caps: caps, ft: ft}
+}
+
+// serveFast serves a call planFastCall planned (pathFast).
+func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, e *endpoint, plan *fastPlan) {
+	h := r.Header
+	env, p := plan.env, &plan.p
 	tok := tokenInfo(r)
 	// Handlers find the request's span in the headers, as on the SDK's
-	// path (see httpHandler).
+	// path (see serveSDK).
 	telemetry.Inject(r.Context(), h)
-	req := &mcp.CallToolRequest{Params: &p, Extra: &mcp.RequestExtra{TokenInfo: tok, Header: h}}
+	req := &mcp.CallToolRequest{Params: p, Extra: &mcp.RequestExtra{TokenInfo: tok, Header: h}}
 	var chained mcp.Request = req
-	if ft.relayed != nil {
+	if plan.ft.relayed != nil {
 		// A gateway tool gets the caller gatewayCaller would make, with
 		// the capabilities decoded once per distinct _meta. The fast
 		// path takes no input responses or request state (readCall).
-		chained = &fastRequest{CallToolRequest: req, caller: &mcpclient.Caller{Capabilities: caps, PassInput: true}}
+		chained = &fastRequest{CallToolRequest: req, caller: &mcpclient.Caller{Capabilities: plan.caps, PassInput: true}}
 	}
 	res, err := e.fastChain(r.Context(), "tools/call", chained)
 	var out []byte
@@ -230,10 +245,9 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, b
 		we := toWire(err)
 		b, _ := json.Marshal(wireResponse{"2.0", env.ID, we})
 		writeJSON(w, errorStatus(we.Code), b)
-		return true
+		return
 	}
 	writeJSON(w, http.StatusOK, resultResponse(env.ID, out))
-	return true
 }
 
 // callFast is the handler at the core of endpoint e's fastChain.
@@ -251,7 +265,7 @@ func (e *endpoint) callFast(ctx context.Context, _ string, req mcp.Request) (mcp
 	ft, ok := e.fast[r.Params.Name]
 	e.mu.Unlock()
 	if !ok {
-		// Removed since fastCall looked: the SDK's answer.
+		// Removed since planFastCall looked: the SDK's answer.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconvQuote(r.Params.Name)}
 	}
 	if fr, ok := req.(*fastRequest); ok && ft.relayed != nil {
@@ -261,7 +275,7 @@ func (e *endpoint) callFast(ctx context.Context, _ string, req mcp.Request) (mcp
 }
 
 // fastRequest is a stateless call on the fast path with its caller: the
-// one gatewayCaller would make (fastCall).
+// one gatewayCaller would make (serveFast).
 type fastRequest struct {
 	*mcp.CallToolRequest
 	caller *mcpclient.Caller
