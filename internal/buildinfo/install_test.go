@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +25,12 @@ import (
 // replace directive, so this fails if one comes back.
 //
 // Dependencies come from the module cache's download directory, which
-// is a proxy too: nothing is fetched from the network. (Run once after
-// `go mod download` so that the cache holds every dependency.)
+// is a proxy too: nothing is fetched from the network. The install uses
+// that module cache too, so the dependencies' packages come from the
+// build cache (go vet and go build compile them with the same flags) and
+// only agentd's own are compiled. Each run installs a version of its own
+// (a pre-release of Base numbered by the clock), removed from the module
+// cache afterwards, so no run can pick up an earlier run's tree.
 func TestGoInstallFromModuleProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds agentd from a module zip")
@@ -41,7 +46,8 @@ func TestGoInstallFromModuleProxy(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil { // a directory, or a worktree's file
 		t.Skip("not a git checkout: the module zip is made from the committed tree")
 	}
-	const path, version = "github.com/agentd/agentd", "v0.1.0"
+	const path = "github.com/agentd/agentd"
+	version := "v" + Base + "-installtest." + strconv.FormatInt(time.Now().UnixNano(), 10)
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
 	at := filepath.Join(proxy, path, "@v")
@@ -81,22 +87,33 @@ func TestGoInstallFromModuleProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
-	modcache, gobin := filepath.Join(tmp, "modcache"), filepath.Join(tmp, "bin")
+	modcache := strings.TrimSpace(string(out))
+	deps := filepath.Join(modcache, "cache", "download")
+	gobin := filepath.Join(tmp, "bin")
 	env := append(os.Environ(),
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(deps),
-		"GOMODCACHE="+modcache, "GOBIN="+gobin,
+		"GOBIN="+gobin,
 		// agentd's own version has no checksum anywhere, and the
 		// dependencies come from a cache that verified them when it
 		// downloaded them; CI cannot reach the checksum database.
-		"GOSUMDB=off", "GOFLAGS=-mod=mod -trimpath",
-		"GOTOOLCHAIN=local",
+		"GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 	)
 	t.Cleanup(func() {
-		// The module cache is read-only: go clean empties it.
-		c := exec.Command(goBin, "clean", "-modcache")
-		c.Env = env
-		_ = c.Run()
+		// This version's copies in the module cache (read-only, as the
+		// go command leaves them).
+		for _, p := range []string{filepath.Join(modcache, path+"@"+version), filepath.Join(deps, path, "@v")} {
+			_ = filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					_ = os.Chmod(q, 0o755)
+				}
+				return nil
+			})
+		}
+		_ = os.RemoveAll(filepath.Join(modcache, path+"@"+version))
+		matches, _ := filepath.Glob(filepath.Join(deps, path, "@v", version+".*"))
+		for _, m := range matches {
+			_ = os.Remove(m)
+		}
 	})
 	install := exec.Command(goBin, "install", path+"/cmd/agentd@"+version)
 	install.Env, install.Dir = env, tmp
