@@ -111,7 +111,7 @@ func TestGoInstallFromModuleProxy(t *testing.T) {
 		}
 		_ = os.RemoveAll(filepath.Join(modcache, path+"@"+version))
 		matches, _ := filepath.Glob(filepath.Join(deps, path, "@v", version+".*"))
-		for _, m := range matches {
+		for _, m := range append(matches, filepath.Join(deps, path, "@v", "list")) {
 			_ = os.Remove(m)
 		}
 	})
