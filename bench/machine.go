@@ -74,19 +74,8 @@ func (e *Env) Machine(ctx context.Context) Machine {
 			switch d.Path {
 			case "github.com/modelcontextprotocol/go-sdk":
 				m.Peers["go-sdk"] = d.Version
-				if d.Replace != nil {
-					// third_party/go-sdk: the release with agentd's patch
-					// (its PATCH.md), used by agentd and the load generator alike.
-					m.Peers["go-sdk"] = d.Version + " + third_party/go-sdk/PATCH.md"
-				}
 			case "github.com/a2aproject/a2a-go/v2":
 				m.Peers["a2a-go"] = d.Version
-				if d.Replace != nil {
-					// third_party/a2a-go: the release with agentd's
-					// server-side patches (its PATCH.md); the load
-					// generator's client code is the release's.
-					m.Peers["a2a-go"] = d.Version + " + third_party/a2a-go/PATCH.md"
-				}
 			}
 		}
 	}

@@ -35,12 +35,6 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 // Execute implements a2asrv.AgentExecutor.
 func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
-		if r := x.s.adoptStream(ctx, ec); r != nil {
-			// The stream's first event, the task, is out: only the
-			// run's own events follow.
-			r.relay(ctx, ec, yield)
-			return
-		}
 		r, failure := x.s.attach(ctx, ec, false)
 		if ec.StoredTask == nil {
 			// The first event is the task itself, already working: one
@@ -169,8 +163,6 @@ type run struct {
 	// first excludes the other.
 	final     *a2a.Task
 	handedOff bool
-	// adopted: a2a-go took over the streaming fast path's run.
-	adopted bool
 }
 
 // item is one thing the run reports: a kernel event, a question, or the
@@ -688,9 +680,6 @@ func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMess
 				}
 			}
 		}
-	}
-	if h.s.streamable(ctx, req) {
-		return h.streamNew(ctx, req)
 	}
 	return h.RequestHandler.SendStreamingMessage(ctx, req)
 }

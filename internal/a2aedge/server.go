@@ -103,8 +103,7 @@ type Server struct {
 	log  *slog.Logger
 
 	handler a2asrv.RequestHandler
-	// a2a is a2a-go's own handler, under handler's fast paths and its
-	// hand-over guard.
+	// a2a is a2a-go's own handler, under handler's fast path.
 	a2a    a2asrv.RequestHandler
 	rpc    http.Handler // A2A 1.0 JSON-RPC
 	rpc03  http.Handler // A2A 0.3 JSON-RPC
@@ -117,13 +116,9 @@ type Server struct {
 
 	// owned is the work that outlives its request: Close cancels it and
 	// waits for it.
-	owned owner
-	mu    sync.Mutex
-	runs  map[a2a.TaskID]*run
-	// handing holds the streamed tasks whose first event is out but
-	// whose run a2a-go has not adopted yet (see streamNew); closed when
-	// it has.
-	handing map[a2a.TaskID]chan struct{}
+	owned   owner
+	mu      sync.Mutex
+	runs    map[a2a.TaskID]*run
 	streams *streamMetrics // nil when metrics are off
 
 	// cluster is the server's side of Options.Cluster; nil when alone.
@@ -140,7 +135,7 @@ func New(opts Options) *Server {
 	}
 	log := orDiscard(opts.Logger)
 	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log,
-		runs: map[a2a.TaskID]*run{}, handing: map[a2a.TaskID]chan struct{}{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
+		runs: map[a2a.TaskID]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
@@ -152,7 +147,7 @@ func New(opts Options) *Server {
 		hopts = append(hopts, a2asrv.WithPushNotifications(opts.Push.Configs(), opts.Push))
 	}
 	s.a2a = a2asrv.NewHandler(&executor{s}, hopts...)
-	s.handler = fastHandler{handOverGuard{s.a2a, s}, s}
+	s.handler = fastHandler{s.a2a, s}
 	// Keep-alives stop proxies from cutting long streams while an agent
 	// thinks or waits on a tool.
 	keep := a2asrv.WithTransportKeepAlive(15 * time.Second)
@@ -340,9 +335,6 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
 	if streamingMethod(method) {
 		defer s.streams.opened(r.Context(), name)()
 	}
-	if method == "SendStreamingMessage" || method == "message/stream" {
-		w, r = notifyFlush(w, r)
-	}
 	switch {
 	case v03Methods[method]:
 		s.rpc03.ServeHTTP(w, r)
@@ -380,9 +372,6 @@ func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
 	r = s.prepare(w, r, m.Name)
 	if streamingPath(rest) {
 		defer s.streams.opened(r.Context(), m.Name)()
-	}
-	if strings.HasSuffix(rest, ":stream") {
-		w, r = notifyFlush(w, r)
 	}
 	r2 := new(http.Request)
 	*r2 = *r

@@ -2,10 +2,7 @@ package a2aedge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -16,12 +13,11 @@ import (
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
-// TestStreamFirstEventIsTheStoredTask: the streaming fast path sends the
-// new task before a2a-go has seen it, so the task must already be what
-// every reader sees: durably stored (other replicas, a restart's
-// FailRunningTasks), got and listed through the API, and a2a-go must
-// know its run at once: a cancel or a subscription sent the moment the
-// first event arrives works.
+// TestStreamFirstEventIsTheStoredTask: when a stream's first event, the
+// new task, reaches the client, the task is already what every reader
+// sees: durably stored (other replicas, a restart's FailRunningTasks),
+// got and listed through the API, and a2a-go knows its run: a cancel or
+// a subscription sent the moment the first event arrives works.
 func TestStreamFirstEventIsTheStoredTask(t *testing.T) {
 	f := newFixture(t, func(r *llmtest.Request) llmtest.Reply {
 		// About 20 s of streaming, unless cancelled.
@@ -93,91 +89,6 @@ func TestStreamFirstEventIsTheStoredTask(t *testing.T) {
 			}
 			f.waitTask(task.ID, a2a.TaskStateCanceled)
 		})
-	}
-}
-
-// TestHandOverGuard: while the streaming fast path hands a task to
-// a2a-go, requests on the task wait for the hand-over rather than reach
-// an a2a-go that does not know the task runs.
-func TestHandOverGuard(t *testing.T) {
-	f := newFixture(t, llmtest.Always(llmtest.Reply{Text: "ok"}), fixtureOptions{})
-	ctx := withAgent(context.Background(), "alpha")
-	for _, tc := range []struct {
-		name string
-		call func(id a2a.TaskID) error
-	}{
-		{"cancel", func(id a2a.TaskID) error {
-			_, err := f.s.handler.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id})
-			return err
-		}},
-		{"subscribe", func(id a2a.TaskID) error {
-			for _, err := range f.s.handler.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
-				return err
-			}
-			return nil
-		}},
-		{"send", func(id a2a.TaskID) error {
-			m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("more"))
-			m.TaskID = id
-			_, err := f.s.handler.SendMessage(ctx, &a2a.SendMessageRequest{Message: m})
-			return err
-		}},
-		{"stream", func(id a2a.TaskID) error {
-			m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("more"))
-			m.TaskID = id
-			for _, err := range f.s.handler.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: m}) {
-				return err
-			}
-			return nil
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			id := a2a.NewTaskID()
-			release := f.s.handingOver(id)
-			done := make(chan error, 1)
-			go func() { done <- tc.call(id) }()
-			select {
-			case err := <-done:
-				t.Fatalf("returned during the hand-over: %v", err)
-			case <-time.After(50 * time.Millisecond):
-			}
-			release()
-			select {
-			case err := <-done:
-				if err == nil || errors.Is(err, context.Canceled) {
-					t.Fatalf("after the hand-over: %v, want a2a-go's answer for an unknown task", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("still waiting after the hand-over")
-			}
-		})
-	}
-}
-
-// TestAwaitFlush: the run of a fast-path stream waits for the first
-// flush of its response, for no longer than flushWait, and not at all
-// for a request that did not come through notifyFlush.
-func TestAwaitFlush(t *testing.T) {
-	rec := httptest.NewRecorder()
-	w, r := notifyFlush(rec, httptest.NewRequest("POST", "/", nil))
-	if http.NewResponseController(w).Flush() != nil {
-		t.Fatal("the wrapped writer cannot flush")
-	}
-	start := time.Now()
-	awaitFlush(r.Context())
-	if d := time.Since(start); d > flushWait/2 {
-		t.Fatalf("waited %v after the flush", d)
-	}
-	_, r = notifyFlush(httptest.NewRecorder(), httptest.NewRequest("POST", "/", nil))
-	start = time.Now()
-	awaitFlush(r.Context())
-	if d := time.Since(start); d < flushWait || d > 20*flushWait {
-		t.Fatalf("waited %v for a flush that never came, want about %v", d, flushWait)
-	}
-	start = time.Now()
-	awaitFlush(context.Background())
-	if d := time.Since(start); d > flushWait/2 {
-		t.Fatalf("waited %v without notifyFlush", d)
 	}
 }
 

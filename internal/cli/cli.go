@@ -44,7 +44,8 @@ func commands() []command {
 		{"acp", "serve the Agent Client Protocol on stdio for an editor: acp [--agent NAME]", runACP},
 		{"a2a", "A2A client: discover URL | send AGENT_OR_URL MESSAGE | task ID | agents", runA2A},
 		{"principals", "who may call the daemon: principals list | new-key", runPrincipals},
-		{"version", "print the version", runVersion},
+		{"health", "ask the daemon whether it is up (exit 0 if it is)", runHealth},
+		{"version", "print the version, commit and Go version (also --version)", runVersion},
 	}
 }
 
@@ -58,9 +59,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.SetOutput(stderr)
 	fs.StringVar(&e.configPath, "config", "", "config file (default $AGENTD_HOME/config.toml)")
 	fs.StringVar(&e.addr, "addr", "", "daemon address for client commands (default: listen from the config)")
+	showVersion := fs.Bool("version", false, "print the version, commit and Go version")
 	fs.Usage = func() { usage(stderr) }
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprint(stdout, buildinfo.Line())
+		return 0
 	}
 	rest := fs.Args()
 	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help" {
@@ -142,6 +148,6 @@ func (e *env) logger(cfg *config.Config) *slog.Logger {
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {
-	fmt.Fprintf(e.stdout, "agentd %s\n", buildinfo.Version())
+	fmt.Fprint(e.stdout, buildinfo.Line())
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -232,8 +233,15 @@ func TestAgentsCommands(t *testing.T) {
 	if code, _, errOut := d.run(t, "agents", "show", "helper"); code != 1 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("show deleted: %d %q", code, errOut)
 	}
-	if code, out, _ := d.run(t, "version"); code != 0 || !strings.HasPrefix(out, "agentd ") {
+	if code, out, errOut := d.run(t, "health"); code != 0 || !strings.HasPrefix(out, "ok ") {
+		t.Fatalf("health: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = d.run(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "agentd ") || !strings.Contains(out, "\ncommit ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version: %q", out)
+	}
+	if code, flagOut, _ := d.run(t, "--version"); code != 0 || flagOut != out {
+		t.Fatalf("--version: %d %q, version printed %q", code, flagOut, out)
 	}
 }
 
@@ -249,5 +257,22 @@ func TestStartRefusesPublicListenWithoutKey(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(home, "config.toml"))
 	if err != nil || !strings.Contains(string(data), "[[agents]]") {
 		t.Fatalf("default config not written: %v", err)
+	}
+}
+
+// TestHealthWithoutDaemon: health fails (exit 1, saying why) when no
+// daemon answers, so a container's HEALTHCHECK sees it down.
+func TestHealthWithoutDaemon(t *testing.T) {
+	t.Setenv("AGENTD_HOME", t.TempDir())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var out, errOut strings.Builder
+	code := Main(context.Background(), []string{"--addr", addr, "health", "--timeout", "2s"}, strings.NewReader(""), &out, &errOut)
+	if code != 1 || out.Len() != 0 || !strings.Contains(errOut.String(), "agentd health:") {
+		t.Fatalf("health without a daemon: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

@@ -175,6 +175,21 @@ func (f *frameReader) read(p []byte) (int, error) {
 	return n, nil
 }
 
+// nextMessage returns the next message whole, for a reader of messages
+// rather than bytes (stdioConn). Its bytes are valid until the next
+// call. Only one goroutine calls it, and never beside Read.
+func (f *frameReader) nextMessage() ([]byte, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return nil, f.err
+		}
+		f.next()
+	}
+	msg := f.pending
+	f.pending, f.eol = nil, false
+	return msg, nil
+}
+
 // Close closes the source, unblocking a pending Read.
 func (f *frameReader) Close() error {
 	err := f.src.Close()

@@ -17,13 +17,8 @@ import (
 // report them unflattened.
 type CallRecord struct {
 	// Result is the CallToolResult as the server sent it (content,
-	// structuredContent, isError); nil when it sent none, or when it is
-	// in Raw.
+	// structuredContent, isError); nil when it sent none.
 	Result *mcp.CallToolResult
-	// Raw is the result's JSON as the server sent it, for an Exchange
-	// that asked for it (Raw) on an initialize-era link; Result is nil
-	// then.
-	Raw json.RawMessage
 	// RPCError is the JSON-RPC error the server answered instead of a
 	// result, with secrets redacted; nil when there was none.
 	RPCError *jsonrpc.Error
@@ -42,9 +37,6 @@ type Exchange struct {
 	// Caller is the MCP client the call is made for; nil for a call of
 	// an agentd agent.
 	Caller *Caller
-	// Raw asks for the upstream's result undecoded (Record.Raw) where
-	// the link allows it: a gateway passes it on as it came.
-	Raw bool
 	// Record receives the upstream's answer.
 	Record CallRecord
 }

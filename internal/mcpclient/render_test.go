@@ -93,30 +93,3 @@ func FuzzReadableJSON(f *testing.F) {
 		}
 	})
 }
-
-// FuzzRawIsError: the scan that spares most results their decoding never
-// answers differently from the decoding (encoding/json's, whose name
-// matching folds case, long s and Kelvin sign, and unescapes).
-func FuzzRawIsError(f *testing.F) {
-	for _, s := range []string{
-		`{"content":[{"type":"text","text":"Echo: hello"}]}`,
-		`{"content":[],"isError":true}`,
-		`{"content":[],"ISERROR":true}`,
-		`{"content":[],"is\u0045rror":true}`,
-		"{\"content\":[],\"i\u017fError\":true}",
-		`{"content":[{"type":"text","text":"isError"}],"isError":false}`,
-		`{"isError":1}`,
-		`not json`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		var head struct {
-			IsError bool `json:"isError"`
-		}
-		want := json.Unmarshal(raw, &head) == nil && head.IsError
-		if got := rawIsError(raw); got != want {
-			t.Fatalf("rawIsError(%q) = %v, decoding says %v", raw, got, want)
-		}
-	})
-}

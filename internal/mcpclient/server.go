@@ -548,14 +548,8 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 			return nil, err
 		}
 		sess.proc = proc
-		return &mcp.IOTransport{
-			Reader:        newLineReader(proc.stdout, max, ev),
-			Writer:        proc.stdin,
-			MaxLineLength: -1, // the lineReader enforces the cap, per message
-			// Closing the child's stdout pipe unblocks a read: no read
-			// goroutine per link (go-sdk patch 5).
-			ReadInline: true,
-		}, nil
+		// The lineReader enforces the size cap, per message.
+		return &stdioLink{r: newLineReader(proc.stdout, max, ev), w: proc.stdin}, nil
 	case TransportHTTP, TransportSSE:
 		return s.httpTransport(ctx, sess, ev)
 	}

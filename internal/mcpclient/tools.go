@@ -88,15 +88,11 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if ex != nil {
 		caller = ex.Caller
 	}
-	// A gateway passes the result on as it came: it is not decoded into
-	// content values only to be encoded again. A 2026-07-28 link's result
-	// may ask for input, which this package reads, so it is decoded.
-	raw := ex != nil && ex.Raw && !isStateless(sess)
 	var res *mcp.CallToolResult
 	if caller != nil && caller.PassInput && !isStateless(sess) {
-		res, err = s.bridgedCall(ctx, sess, t.upstream, args, caller, progress, raw)
+		res, err = s.bridgedCall(ctx, sess, t.upstream, args, caller, progress)
 	} else {
-		res, err = s.upstreamCall(ctx, sess, t.upstream, args, caller, progress, raw)
+		res, err = s.upstreamCall(ctx, sess, t.upstream, args, caller, progress)
 	}
 	if isInputError(err) {
 		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s.redact(err.Error())}}, IsError: true}
@@ -107,22 +103,14 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		s.record(ex, nil, err, cerr)
 		return out, cerr
 	}
-	if r := res.Raw(); r != nil {
-		if ex != nil {
-			ex.Record.Raw = r
-		}
-		return renderRaw(res), nil
-	}
 	s.record(ex, res, nil, nil)
 	return renderResult(res), nil
 }
 
 // upstreamCall makes one call of the upstream tool for caller (nil for an
 // agent), with the idle timeout and the hard cap, and runs the rounds of
-// input a 2026-07-28 link asks for. With raw, the result is left undecoded
-// (mcp.RawCallToolResult); the link must speak an initialize-era version,
-// which has no input rounds.
-func (s *server) upstreamCall(ctx context.Context, sess *session, upstream string, args json.RawMessage, caller *Caller, progress func(string, float64, float64), raw bool) (*mcp.CallToolResult, error) {
+// input a 2026-07-28 link asks for.
+func (s *server) upstreamCall(ctx context.Context, sess *session, upstream string, args json.RawMessage, caller *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error) {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	idle := time.AfterFunc(s.idle, func() { cancel(errIdleTimeout) })
@@ -173,27 +161,9 @@ func (s *server) upstreamCall(ctx context.Context, sess *session, upstream strin
 	})
 	defer stopWatch()
 
-	var res *mcp.CallToolResult
-	var err error
-	if raw {
-		var b json.RawMessage
-		if b, err = sess.cs.CallToolRaw(cctx, params); err == nil {
-			if mayAskInput(b) {
-				// An initialize-era server may still answer with input
-				// requests (see wrapState): those are read.
-				res = new(mcp.CallToolResult)
-				if err = json.Unmarshal(b, res); err == nil {
-					res, err = s.inputRounds(cctx, sess, in, params, res)
-				}
-			} else {
-				res = mcp.RawCallToolResult(b, rawIsError(b))
-			}
-		}
-	} else {
-		res, err = sess.cs.CallTool(cctx, params)
-		if err == nil {
-			res, err = s.inputRounds(cctx, sess, in, params, res)
-		}
+	res, err := sess.cs.CallTool(cctx, params)
+	if err == nil {
+		res, err = s.inputRounds(cctx, sess, in, params, res)
 	}
 	if caller != nil && caller.Log != nil {
 		// The caller gets the log messages sent before the result first.
@@ -216,7 +186,7 @@ func (e *timeoutError) Unwrap() error { return e.err }
 // bridgedCall is a call for a 2026-07-28 caller on an initialize-era link
 // (see parked.go): the first request parks the upstream call, and a
 // request carrying a request state continues the call it names.
-func (s *server) bridgedCall(ctx context.Context, sess *session, upstream string, args json.RawMessage, caller *Caller, progress func(string, float64, float64), raw bool) (*mcp.CallToolResult, error) {
+func (s *server) bridgedCall(ctx context.Context, sess *session, upstream string, args json.RawMessage, caller *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error) {
 	// Log messages reach the client's request that is attached to the
 	// call (progress too): the request's context says which.
 	var logTo func(context.Context, *mcp.LoggingMessageParams)
@@ -246,14 +216,14 @@ func (s *server) bridgedCall(ctx context.Context, sess *session, upstream string
 		if s.cfg.Transport.Type == TransportStdio {
 			// One process, one link: its requests go to the one call
 			// in flight (several at once are refused, see soleCall).
-			return s.upstreamCall(pctx, sess, upstream, args, bc, progress, raw)
+			return s.upstreamCall(pctx, sess, upstream, args, bc, progress)
 		}
 		own, err := s.callSession(pctx, caller.Capabilities)
 		if err != nil {
 			return nil, err
 		}
 		defer own.close()
-		return s.upstreamCall(pctx, own, upstream, args, bc, progress, raw)
+		return s.upstreamCall(pctx, own, upstream, args, bc, progress)
 	}, progress, logTo)
 	if err != nil {
 		return nil, err

@@ -204,9 +204,7 @@ func TestGatewayRelaysToCaller(t *testing.T) {
 		{"session asks a session", "legacy", oldEra, true, "ask", "accept ann", false},
 		{"session samples a session", "legacy", oldEra, true, "sample", "model said hello", false},
 		{"session asks a client that offers nothing", "legacy", oldEra, false, "ask", "elicitation/create is not supported by the calling client: the calling client does not offer it", true},
-		// A client that takes neither sampling nor elicitation is served
-		// on the fast path (fastsession.go), which asks on the call's
-		// own response stream.
+		// A session's roots are asked through the SDK's session.
 		{"session lists a session's roots", "legacy", oldEra, false, "roots", "roots file:///downstream", false},
 		{"session lists the roots of a session that offers more", "legacy", oldEra, true, "roots", "roots file:///downstream", false},
 		// The gateway parks the call and asks in a result (mcpclient's

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -32,7 +34,7 @@ import (
 // logical stream), which costs more than a gateway call's whole pipeline.
 // A tools/call of a registry or gateway tool needs none of it: its answer
 // is one JSON-RPC response, and the upstream's result goes back as it came
-// (see mcp.RawCallToolResult). So the MCP edge serves such a call itself,
+// (encodeCallToolResult). So the MCP edge serves such a call itself,
 // through the same tool handler and the same middleware (callSet
 // tracking, observation) as the SDK's path, and answers application/json,
 // which every client of the transport accepts.
@@ -46,8 +48,7 @@ import (
 // fast path.
 type fastTool struct {
 	h mcp.ToolHandler
-	// relayed is h with the caller given; set for gateway tools, whose
-	// calls of a session may take the fast path too (fastsession.go).
+	// relayed is h with the caller given; set for gateway tools.
 	relayed func(context.Context, *mcp.CallToolRequest, *mcpclient.Caller) (*mcp.CallToolResult, error)
 	// paramHeaders: the tool's schema binds arguments to Mcp-Param-*
 	// headers, which the SDK checks; its calls take the SDK's path.
@@ -182,38 +183,53 @@ func (c *metaCache) decode(raw []byte) (metaEntry, bool) {
 	return e, true
 }
 
-// fastCall serves body, a stateless tools/call of endpoint e, when it can;
-// it reports false, having written nothing, when the SDK must.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, body []byte) bool {
+// fastPlan is a stateless tools/call that the fast path serves.
+type fastPlan struct {
+	env  fastEnvelope
+	p    mcp.CallToolParamsRaw
+	caps *mcp.ClientCapabilities
+	ft   fastTool
+}
+
+// planFastCall reports how body, a 2026-07-28 request to endpoint e,
+// takes the fast path, or nil when the SDK must serve it (route).
+func (s *Server) planFastCall(r *http.Request, e *endpoint, body []byte) *fastPlan {
 	h := r.Header
 	if h.Get(headerProtocolVersion) != statelessVersion || h.Get("Mcp-Method") != "tools/call" ||
 		!jsonContent(h.Get("Content-Type")) || len(h.Values("Last-Event-ID")) > 0 || !sdkHostAllowed(r) {
-		return false
+		return nil
 	}
 	if jsonOK, streamOK := accepts(h.Values("Accept")); !jsonOK || !streamOK {
-		return false
+		return nil
 	}
 	env, p, caps, ok := readCall(body, &s.metas)
 	if !ok || h.Get("Mcp-Name") != p.Name || !fastMeta(p.Meta) {
-		return false
+		return nil
 	}
 	e.mu.Lock()
 	ft, ok := e.fast[p.Name]
 	e.mu.Unlock()
 	if !ok || ft.paramHeaders {
-		return false
+		return nil
 	}
+	return &fastPlan{env: env, p: p, caps: caps, ft: ft}
+}
+
+// serveFast serves a call planFastCall planned (pathFast).
+func (s *Server) serveFast(w http.ResponseWriter, r *http.Request, e *endpoint, plan *fastPlan) {
+	h := r.Header
+	env, p := plan.env, &plan.p
 	tok := tokenInfo(r)
 	// Handlers find the request's span in the headers, as on the SDK's
-	// path (see httpHandler).
+	// path (see serveSDK).
 	telemetry.Inject(r.Context(), h)
-	req := &mcp.CallToolRequest{Params: &p, Extra: &mcp.RequestExtra{TokenInfo: tok, Header: h}}
+	req := &mcp.CallToolRequest{Params: p, Extra: &mcp.RequestExtra{TokenInfo: tok, Header: h}}
 	var chained mcp.Request = req
-	if ft.relayed != nil {
+	if plan.ft.relayed != nil {
 		// A gateway tool gets the caller gatewayCaller would make, with
 		// the capabilities decoded once per distinct _meta. The fast
 		// path takes no input responses or request state (readCall).
-		chained = &fastRequest{CallToolRequest: req, caller: &mcpclient.Caller{Capabilities: caps, PassInput: true}}
+		chained = &fastRequest{CallToolRequest: req, caller: &mcpclient.Caller{Capabilities: plan.caps, PassInput: true}}
 	}
 	res, err := e.fastChain(r.Context(), "tools/call", chained)
 	var out []byte
@@ -222,17 +238,16 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, e *endpoint, b
 		if ctr == nil {
 			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no result"}
 		} else {
-			out, err = mcp.MarshalCallToolResult(ctr, statelessVersion, e.impl)
+			out, err = encodeCallToolResult(ctr, e.impl)
 		}
 	}
 	if err != nil {
 		we := toWire(err)
 		b, _ := json.Marshal(wireResponse{"2.0", env.ID, we})
 		writeJSON(w, errorStatus(we.Code), b)
-		return true
+		return
 	}
 	writeJSON(w, http.StatusOK, resultResponse(env.ID, out))
-	return true
 }
 
 // callFast is the handler at the core of endpoint e's fastChain.
@@ -250,7 +265,7 @@ func (e *endpoint) callFast(ctx context.Context, _ string, req mcp.Request) (mcp
 	ft, ok := e.fast[r.Params.Name]
 	e.mu.Unlock()
 	if !ok {
-		// Removed since fastCall looked: the SDK's answer.
+		// Removed since planFastCall looked: the SDK's answer.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconvQuote(r.Params.Name)}
 	}
 	if fr, ok := req.(*fastRequest); ok && ft.relayed != nil {
@@ -259,10 +274,8 @@ func (e *endpoint) callFast(ctx context.Context, _ string, req mcp.Request) (mcp
 	return ft.h(ctx, r)
 }
 
-// fastRequest is a call on the fast path with its caller: for a session,
-// the caller that relays the upstream's requests on the call's own
-// response (fastsession.go); for a stateless call, the one gatewayCaller
-// would make (fastCall).
+// fastRequest is a stateless call on the fast path with its caller: the
+// one gatewayCaller would make (serveFast).
 type fastRequest struct {
 	*mcp.CallToolRequest
 	caller *mcpclient.Caller
@@ -359,4 +372,93 @@ func errorStatus(code int64) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
+}
+
+// wireResponse is a JSON-RPC error response.
+type wireResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// resultResponse is the JSON-RPC response carrying result.
+func resultResponse(id json.RawMessage, result []byte) []byte {
+	b := make([]byte, 0, len(result)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// sdkHostAllowed is the SDK's DNS rebinding check: a loopback listener
+// answers only requests naming a loopback host. The fast paths leave a
+// refused request to the SDK, which answers 403.
+func sdkHostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return true
+	}
+	return !sdkLoopback(la.String()) || sdkLoopback(r.Host)
+}
+
+// sdkLoopback is the SDK's loopback test (internal/util.IsLoopback).
+func sdkLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// encodeCallToolResult is the JSON result a 2026-07-28 session of the SDK
+// (v1.8.0) sends for a tool handler's res: the server's info added to
+// _meta unless there, resultType "complete" (or "input_required" when
+// res asks for input), content never null, and a result that both asks
+// for input and has content refused as a server bug. The SDK keeps that
+// shaping in unexported code (mcp.Server.callTool,
+// handleMultiRoundTripResult, annotateServerInfo), so it is restated
+// here; TestFastPathMatchesSDK and FuzzFastPathMatchesSDK compare the
+// two answers.
+func encodeCallToolResult(res *mcp.CallToolResult, impl *mcp.Implementation) ([]byte, error) {
+	// The exported fields only: a result decoded from an upstream keeps
+	// its resultType, which MarshalJSON would write beside this one's.
+	out := mcp.CallToolResult{
+		Meta: res.Meta, Content: res.Content, StructuredContent: res.StructuredContent,
+		IsError: res.IsError, InputRequests: res.InputRequests, RequestState: res.RequestState,
+	}
+	inputRequired := out.InputRequests != nil
+	if inputRequired && (len(out.Content) > 0 || out.StructuredContent != nil) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+	}
+	if _, ok := out.Meta[mcp.MetaKeyServerInfo]; !ok && impl != nil {
+		m := make(mcp.Meta, len(out.Meta)+1)
+		for k, v := range out.Meta {
+			m[k] = v
+		}
+		m[mcp.MetaKeyServerInfo] = impl
+		out.Meta = m
+	}
+	if out.Content == nil && !inputRequired {
+		out.Content = []mcp.Content{}
+	}
+	b, err := json.Marshal(&out)
+	if err != nil {
+		return nil, err
+	}
+	rt := `{"resultType":"complete"`
+	if inputRequired {
+		rt = `{"resultType":"input_required"`
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("tools/call result encodes as %.20q, not an object", b)
+	}
+	if rest := bytes.TrimSpace(b[1:]); len(rest) > 0 && rest[0] != '}' {
+		rt += ","
+	}
+	return append([]byte(rt), b[1:]...), nil
 }

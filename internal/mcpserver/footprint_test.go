@@ -99,10 +99,12 @@ func openRawSessions(t testing.TB, hc *http.Client, url string, n int) {
 
 // TestSessionFootprint measures what one open MCP session keeps in the
 // process (heap, goroutines, goroutine stacks) and holds it to a budget:
-// no goroutine (go-sdk's reader parks while the session is idle, see
-// third_party/go-sdk/PATCH.md) and sessionHeapBudget bytes of heap.
-// bench scenario 4 measures the same as the daemon's RSS, which is
-// about twice the live heap and stacks (GOGC's headroom). Run it with
+// one goroutine (go-sdk v1.8.0's reader of the session, blocked while it
+// is idle; docs/upstream.md proposes parking it), sessionHeapBudget bytes
+// of heap and sessionLiveBudget of heap and stack together. bench
+// scenario 4 measures the same as the daemon's RSS, which is about twice
+// the live heap and stacks (GOGC's headroom): the live budget is half the
+// 20 KB of RSS per session that issue 28's guard allows. Run it with
 // -v for the numbers, and -args -footprint.heap=FILE for a heap profile.
 func TestSessionFootprint(t *testing.T) {
 	h := newHarness(t, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}}})
@@ -128,22 +130,31 @@ func TestSessionFootprint(t *testing.T) {
 	}
 	heap := (float64(after.heap) - float64(before.heap)) / n
 	goroutines := float64(after.goroutines-before.goroutines) / n
-	t.Logf("per session: heap %.0f B, stack %.0f B, goroutines %.2f",
-		heap, (float64(after.stack)-float64(before.stack))/n, goroutines)
-	if goroutines > 0.1 {
-		t.Errorf("%.2f goroutines per open session, want none", goroutines)
+	stack := (float64(after.stack) - float64(before.stack)) / n
+	t.Logf("per session: heap %.0f B, stack %.0f B, goroutines %.2f", heap, stack, goroutines)
+	if goroutines > 1.1 {
+		t.Errorf("%.2f goroutines per open session, want one", goroutines)
 	}
 	if heap > sessionHeapBudget {
 		t.Errorf("%.0f B of heap per open session, want at most %d", heap, sessionHeapBudget)
 	}
+	if heap+stack > sessionLiveBudget {
+		t.Errorf("%.0f B of heap and stack per open session, want at most %d", heap+stack, sessionLiveBudget)
+	}
 }
 
-// sessionHeapBudget is the heap one open, idle MCP session may keep
-// (3.5 KB measured with go1.26; 5.6 KB before the go-sdk patches).
-const sessionHeapBudget = 4096
+// sessionHeapBudget is the heap one open, idle MCP session may keep:
+// 5.6 KB measured with go1.26 and go-sdk v1.8.0 (3.5 KB with the patches
+// docs/upstream.md proposes, which cleared the last request and parked
+// the reader); sessionLiveBudget adds its reader's stack (4 KB measured).
+const (
+	sessionHeapBudget = 6144
+	sessionLiveBudget = 10 << 10
+)
 
-// TestReplicatedSessionFootprint: an idle replicated session holds one
-// goroutine (the table's, waiting for it to end), none reading it.
+// TestReplicatedSessionFootprint: an idle replicated session holds two
+// goroutines: the table's, waiting for it to end, and go-sdk v1.8.0's
+// reader of the session (see TestSessionFootprint).
 func TestReplicatedSessionFootprint(t *testing.T) {
 	h := newHarness(t, harnessOptions{cfg: config.MCPServe{ExposeTools: true}, tools: []tool.Tool{plainEcho{}},
 		replicas: &Replicas{Keys: [][]byte{[]byte(strings.Repeat("k", 32))}}})
@@ -158,7 +169,7 @@ func TestReplicatedSessionFootprint(t *testing.T) {
 	after := takeSnapshot()
 	goroutines := float64(after.goroutines-before.goroutines) / n
 	t.Logf("per replicated session: heap %.0f B, goroutines %.2f", (float64(after.heap)-float64(before.heap))/n, goroutines)
-	if goroutines > 1.1 {
-		t.Errorf("%.2f goroutines per open replicated session, want 1", goroutines)
+	if goroutines > 2.1 {
+		t.Errorf("%.2f goroutines per open replicated session, want 2", goroutines)
 	}
 }

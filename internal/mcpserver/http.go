@@ -2,20 +2,16 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentd/agentd/internal/jsonrpcwire"
-	"github.com/agentd/agentd/internal/telemetry"
 )
 
 // HTTP header names of the Streamable HTTP transport.
@@ -25,180 +21,6 @@ const (
 	// statelessVersion is the first protocol version without sessions.
 	statelessVersion = "2026-07-28"
 )
-
-// httpHandler routes each request of one URL to the stateless or the
-// stateful SDK handler, after the Origin check and the size cap.
-//
-// Routing, in order: a MCP-Protocol-Version header of 2026-07-28 or later
-// → stateless; an Mcp-Session-Id header → stateful (the session's own
-// handler); a POST holding an initialize request → stateful (a new
-// session); any other POST → stateless, which serves both 2026-07-28
-// requests and session-less requests of older clients. GET and DELETE
-// only exist for sessions.
-func (s *Server) httpHandler(e *endpoint) http.Handler {
-	origins := newOriginPolicy(s.opts.Config.AllowedOrigins)
-	limit := s.opts.MaxMessageBytes
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin != "" {
-			if !origins.allowed(origin) {
-				writeHTTPError(w, http.StatusForbidden, &protocolError{errInvalidRequest, "forbidden: origin " + strconvQuote(origin) + " is not allowed (loopback origins and [mcp] allowed_origins are)"})
-				return
-			}
-			corsHeaders(w, origin)
-		}
-		switch r.Method {
-		case http.MethodOptions:
-			if origin == "" {
-				w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return
-		case http.MethodGet, http.MethodDelete:
-			e.bound[e.stateful].ServeHTTP(w, r)
-			return
-		case http.MethodPost:
-		default:
-			w.Header().Set("Allow", "GET, POST, DELETE, OPTIONS")
-			writeHTTPError(w, http.StatusMethodNotAllowed, &protocolError{errInvalidRequest, "method not allowed: use POST, GET or DELETE"})
-			return
-		}
-
-		// The body is read (and capped) here rather than by the SDK, so an
-		// oversized or malformed message gets a JSON-RPC error instead of
-		// a plain-text 4xx, and so routing can look at it.
-		buf := s.bufs.get()
-		defer s.bufs.put(buf)
-		body, ok := readBody(w, r, buf, limit)
-		if !ok {
-			return
-		}
-		modern := r.Header.Get(headerProtocolVersion) >= statelessVersion
-		if !precheck(w, body, modern) {
-			return
-		}
-		if modern && !s.sdkOnly.Load() && s.fastCall(w, r, e, body) {
-			return
-		}
-		var h http.Handler
-		switch {
-		case modern:
-			h = e.stateless
-		case r.Header.Get(headerSessionID) != "":
-			h = e.stateful
-		case hasInitialize(body):
-			h = e.stateful
-		default:
-			h = e.stateless
-		}
-		var id json.RawMessage
-		if h == e.stateful {
-			f := jsonrpcwire.Scan(body)
-			if f.Complete && f.Method != "" && string(f.ID) != "null" {
-				id = f.ID
-			}
-			if sid := r.Header.Get(headerSessionID); sid != "" {
-				switch {
-				case f.Method == "tools/call" && !s.sdkOnly.Load() && s.fastSession(w, r, e, sid, body):
-					return
-				case f.Method == "logging/setLevel":
-					e.fastSessions.setLevel(sid, body, e.srv)
-				case f.Complete && !f.HasMethod && e.fastSessions.answered(sid, f.ID, body):
-					// The client's answer to a question of a call on the
-					// fast path.
-					w.WriteHeader(http.StatusAccepted)
-					return
-				}
-				w = e.trackCancellation(w, sid, id, f.Method, body)
-				if t, ok := e.stateful.(*sessionTable); ok {
-					switch {
-					case f.Method == "notifications/cancelled":
-						// The request may run on another replica.
-						t.cancelled(r.Context(), sid, body)
-					case f.Complete && !f.HasMethod && len(f.ID) > 0 && string(f.ID) != "null":
-						// The client's answer to a question a call
-						// asked it (elicitation, sampling, roots):
-						// the call may run on another replica.
-						t.answered(r.Context(), sid, body)
-					}
-				}
-			}
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		// The SDK runs a session's handlers on the session's context,
-		// not the request's; the headers are what it hands them
-		// (req.Extra.Header), so the request's span goes there.
-		telemetry.Inject(r.Context(), r.Header)
-		e.bound[h].ServeHTTP(w, r)
-		if f, ok := w.(*answerFilter); ok {
-			e.flights.finish(f.key)
-		}
-		if len(id) > 0 && r.Context().Err() != nil {
-			cancelAbandoned(e, r, id)
-		}
-	})
-}
-
-// trackCancellation notes a session's cancellations before the SDK acts
-// on them, and wraps the stream of a session's request so that its
-// response is dropped once the client has cancelled it (see flights).
-func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.RawMessage, method string, body []byte) http.ResponseWriter {
-	if method == "notifications/cancelled" {
-		var n struct {
-			Params json.RawMessage `json:"params"`
-		}
-		if json.Unmarshal(body, &n) == nil {
-			if rid, ok := cancelledRequest(n.Params); ok {
-				e.flights.cancel(flightKey{sid, rid})
-				e.fastSessions.cancelled(flightKey{sid, rid})
-			}
-		}
-		return w
-	}
-	rid, ok := parseID(id)
-	if !ok {
-		return w
-	}
-	k := flightKey{sid, rid}
-	e.flights.start(k)
-	return &answerFilter{ResponseWriter: w, flights: &e.flights, key: k}
-}
-
-// cancelAbandoned cancels a session's request whose POST stream the
-// client dropped before the answer. Without an event store the answer
-// could never be delivered, yet the SDK lets the handler run on: an agent
-// run would go on for minutes for nobody. A notifications/cancelled is
-// handed to the session as if the client had sent it.
-func cancelAbandoned(e *endpoint, r *http.Request, id json.RawMessage) {
-	msg := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + string(id) + `,"reason":"the client dropped the response stream"}}`
-	if t, ok := e.stateful.(*sessionTable); ok {
-		t.injectID(r.Header.Get(headerSessionID), []byte(msg))
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), strings.NewReader(msg))
-	if err != nil {
-		return
-	}
-	for _, k := range []string{headerSessionID, headerProtocolVersion, "Authorization"} {
-		if v := r.Header.Get(k); v != "" {
-			req.Header.Set(k, v)
-		}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Host = r.Host // the SDK checks it against DNS rebinding
-	e.stateful.ServeHTTP(discard{}, req)
-}
-
-// discard is a ResponseWriter that drops everything.
-type discard struct{}
-
-func (discard) Header() http.Header         { return http.Header{} }
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
-func (discard) WriteHeader(int)             {}
 
 // precheck answers, before the SDK sees them, the messages it would
 // reject with plain text on the initialize-era paths: malformed JSON

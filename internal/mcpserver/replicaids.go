@@ -85,29 +85,6 @@ func (c *answerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return c.inbound(msg), nil
 }
 
-// parkingReader is go-sdk's jsonrpc2.ParkingReader, which its Streamable
-// HTTP session connection implements (third_party/go-sdk/PATCH.md).
-type parkingReader interface {
-	ReadOrPark(ctx context.Context, resume func()) (jsonrpc.Message, bool, error)
-}
-
-var _ parkingReader = (*answerConn)(nil)
-
-// ReadOrPark passes the SDK connection's on, so that an idle replicated
-// session holds no goroutine reading it either.
-func (c *answerConn) ReadOrPark(ctx context.Context, resume func()) (jsonrpc.Message, bool, error) {
-	p, ok := c.Connection.(parkingReader)
-	if !ok {
-		msg, err := c.Read(ctx)
-		return msg, false, err
-	}
-	msg, parked, err := p.ReadOrPark(ctx, resume)
-	if parked || err != nil {
-		return msg, parked, err
-	}
-	return c.inbound(msg), false, nil
-}
-
 // inbound gives the client's answer to one of this copy's questions the
 // SDK's id back.
 func (c *answerConn) inbound(msg jsonrpc.Message) jsonrpc.Message {

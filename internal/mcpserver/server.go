@@ -145,10 +145,6 @@ type endpoint struct {
 	allowed map[string]func(*principal.Principal) bool // tool name → who may use it
 	fast    map[string]fastTool                        // tool name → its stateless fast path
 
-	// fastSessions is the state of the session fast path
-	// (fastsession.go).
-	fastSessions fastSessions
-
 	// fastChain serves a tools/call on the fast path: the handler of
 	// the tool it names, inside the middleware the SDK's path runs for
 	// a call (callSet tracking, observation).

@@ -108,7 +108,7 @@ func (s *Server) gatewayCall(gw, regName string) func(context.Context, *mcp.Call
 		if refused != nil {
 			return refused, nil
 		}
-		capt := &capture{Tool: t, ex: &mcpclient.Exchange{Caller: caller, Raw: true}}
+		capt := &capture{Tool: t, ex: &mcpclient.Exchange{Caller: caller}}
 		scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
 			Principal: who,
 			Agent:     agentName, SessionID: sessionID(req.Session), Workspace: s.opts.Workspace,
@@ -147,9 +147,6 @@ func (c *capture) Call(ctx context.Context, call *tool.Call) (tool.Result, error
 	rec := &c.ex.Record
 	switch {
 	case err != nil:
-	case rec.Raw != nil:
-		// Passed on as the upstream sent it, undecoded.
-		c.res = mcp.RawCallToolResult(rec.Raw, r.IsError)
 	case rec.Result != nil:
 		c.res = rec.Result
 	case rec.RPCError != nil:
