@@ -169,6 +169,12 @@ type = "stdio"
 command = "/bin/sh"
 args = ["-c", %q]
 
+# The browser script kills this server by the pid its wrapper records;
+# confined, the wrapper would be pid 1 of its own namespace and record
+# that. The sandbox has its own tests (internal/sandbox, mcpclient).
+[mcp_servers.sandbox]
+mode = "off"
+
 [a2a]
 enabled = true
 `, addr, dashKey, fake.URL, wrapper)
