@@ -165,6 +165,21 @@ func (s *Server) capabilities() *a2a.AgentCapabilities {
 	return &a2a.AgentCapabilities{Streaming: true, PushNotifications: s.opts.Push != nil}
 }
 
+// FailRuns ends the work this server runs beyond its requests with cause
+// (see context.Cause): the model-free runs (the MCP proxy's tasks) and
+// relayed calls. Kernel runs end through agent.Kernel.FailRuns. A
+// stopping daemon calls both with agent.ErrShuttingDown once its drain
+// timed out, so that their tasks fail rather than show as canceled.
+func (s *Server) FailRuns(cause error) { s.owned.fail(cause) }
+
+// Running is the number of tasks with a run in this process, those
+// waiting for input included: what a draining daemon waits for.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}
+
 // Close cancels every run and waits for them to end.
 func (s *Server) Close() error {
 	s.leaveCluster()

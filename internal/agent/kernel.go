@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -42,6 +43,12 @@ var (
 	// ErrForbidden is returned when the run's principal may not run the
 	// agent. Edges map it to their "forbidden" answer.
 	ErrForbidden = errors.New("forbidden")
+	// ErrShuttingDown is returned when the daemon is stopping: by a new
+	// run while it drains (Kernel.Drain), and by a run it ended because
+	// the drain's time was up (Kernel.FailRuns). It is no fault of the
+	// client's, and another replica can take the retry; edges report
+	// such a run failed, not canceled.
+	ErrShuttingDown = errors.New("replica shutting down, retry")
 )
 
 // Providers resolves a provider name from the config to a Provider.
@@ -98,6 +105,8 @@ type Kernel struct {
 
 	mu   sync.Mutex
 	busy map[string]bool // session ids with a run in progress
+
+	draining atomic.Bool // see Drain
 
 	runs *runLog
 	// specs of the kernel's tools, made once (see agentList.Spec).
@@ -194,9 +203,13 @@ type RunResult struct {
 }
 
 // Run runs one turn. A cancelled ctx ends the run with StopCancelled and a
-// nil error; the history stays valid for the next turn.
+// nil error; the history stays valid for the next turn. A run ended by
+// FailRuns(ErrShuttingDown) returns that error instead, and so does a new
+// run once the kernel drains.
 func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	runID := k.runs.start(req)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	runID := k.runs.start(req, cancel)
 	emit := serialise(func(e Event) {
 		k.runs.observe(runID, e)
 		if req.OnEvent != nil {
@@ -208,7 +221,13 @@ func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
 	if k.obs != nil {
 		ctx, span = k.obs.startRun(ctx, req)
 	}
-	res, err := k.run(ctx, req, emit)
+	var res *RunResult
+	var err error
+	if k.Draining() && req.Depth == 0 {
+		err = fmt.Errorf("run agent %q: %w", req.Agent, ErrShuttingDown)
+	} else {
+		res, err = k.run(ctx, req, emit)
+	}
 	if k.obs != nil {
 		agent := req.Agent
 		if errors.Is(err, ErrAgentNotFound) {
@@ -318,8 +337,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			mc.end(mctx, resp, err)
 		}
 		if ctx.Err() != nil {
-			res.StopReason = StopCancelled
-			return res, nil
+			return stopped(ctx, res)
 		}
 		if err != nil {
 			return res, fmt.Errorf("model %s/%s: %w", m.Provider, m.Model, err)
@@ -356,8 +374,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			return res, err
 		}
 		if ctx.Err() != nil {
-			res.StopReason = StopCancelled
-			return res, nil
+			return stopped(ctx, res)
 		}
 		if m.TokenBudget > 0 && res.Usage.InputTokens+res.Usage.OutputTokens >= m.TokenBudget {
 			res.StopReason = StopTokenBudget
@@ -365,6 +382,17 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		}
 	}
 	res.StopReason = StopMaxIterations
+	return res, nil
+}
+
+// stopped ends a run whose ctx ended: cancelled by its client
+// (StopCancelled, no error), or failed by a stopping daemon
+// (ErrShuttingDown, see FailRuns).
+func stopped(ctx context.Context, res *RunResult) (*RunResult, error) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
+		return res, cause
+	}
+	res.StopReason = StopCancelled
 	return res, nil
 }
 

@@ -31,7 +31,22 @@ var (
 	// ErrConflict reports an optimistic-concurrency failure: the record
 	// changed since the version the caller read.
 	ErrConflict = errors.New("concurrent modification")
+	// ErrUnavailable reports a transient fault: the backend cannot be
+	// reached now (the database is down, restarting, or cut off). Its
+	// text names no connection details (host, port, user, database):
+	// edges show it to clients as it is. Retry later; SafeToRetry says
+	// whether retrying a write now could apply it twice.
+	ErrUnavailable = errors.New("store unavailable, retry")
 )
+
+// SafeToRetry reports whether err is ErrUnavailable from a request that
+// certainly did not reach the database (it could not connect, say), so
+// that retrying a write cannot apply it twice. A connection lost after
+// the request was sent leaves the outcome unknown: false.
+func SafeToRetry(err error) bool {
+	var s interface{ SafeToRetry() bool }
+	return errors.Is(err, ErrUnavailable) && errors.As(err, &s) && s.SafeToRetry()
+}
 
 // Agent is a persisted agent manifest. The manifest itself is opaque JSON
 // owned by the agent package.
