@@ -62,6 +62,14 @@ type Options struct {
 	Providers Providers
 	Runner    *tool.Runner
 	Sessions  store.SessionStore
+	// RunWrites, if set, is the session store for the writes of a run
+	// once it has begun (its replies and tool results, its end): the
+	// daemon's waits out a store outage (package storeretry), so that a
+	// run in flight survives one. A run's first writes, which store the
+	// input it was given, go to Sessions: a request that arrives during
+	// an outage is refused at once (store.ErrUnavailable), not kept
+	// waiting. nil means Sessions.
+	RunWrites store.SessionStore
 	Logger    *slog.Logger
 	// Workspace returns an agent's absolute workspace directory.
 	Workspace func(m manifest.Manifest) string
@@ -123,6 +131,9 @@ func New(opts Options) *Kernel {
 	}
 	if opts.Workspace == nil {
 		opts.Workspace = func(m manifest.Manifest) string { return m.Workspace }
+	}
+	if opts.RunWrites == nil {
+		opts.RunWrites = opts.Sessions
 	}
 	log := opts.Logger
 	if log == nil {
@@ -279,7 +290,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	// otherwise (an error, a cancel) stores it with the user's input, as
 	// if stored at the start. Only a crash loses it, and then the edge
 	// had told its client nothing of the turn.
-	_, canCombine := k.opts.Sessions.(store.SessionTaskWriter)
+	_, canCombine := k.opts.RunWrites.(store.SessionTaskWriter)
 	sess, history, pending, err := k.openSession(ctx, req, m, input, req.FinalTask != nil && canCombine)
 	if err != nil {
 		return nil, err
@@ -290,7 +301,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			if pending.sess == nil {
 				return
 			}
-			if err := k.opts.Sessions.CreateSession(context.WithoutCancel(ctx), *pending.sess, pending.input); err != nil {
+			if err := k.opts.RunWrites.CreateSession(context.WithoutCancel(ctx), *pending.sess, pending.input); err != nil {
 				k.log.Error("storing the session of a run that ended early failed", "session", sess.ID, "err", err)
 			}
 		}()
@@ -527,12 +538,12 @@ func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.M
 		// The process died while tools ran: answer the dangling calls so
 		// the history is valid again (vendors reject a tool call without
 		// its result) and say truthfully what happened.
-		if err := k.persist(ctx, s.ID, fix); err != nil {
+		if err := k.append(ctx, k.opts.Sessions, s.ID, fix); err != nil {
 			return s, nil, err
 		}
 		history = append(history, fix)
 	}
-	if err := k.persist(ctx, s.ID, input); err != nil {
+	if err := k.append(ctx, k.opts.Sessions, s.ID, input); err != nil {
 		return s, nil, err
 	}
 	return s, append(history, input), nil
@@ -562,12 +573,17 @@ func (k *Kernel) Session(ctx context.Context, id string) (store.Session, []llm.M
 	return s, msgs, nil
 }
 
+// persist appends a message of a run under way (RunWrites).
 func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message) error {
+	return k.append(ctx, k.opts.RunWrites, sessionID, msg)
+}
+
+func (k *Kernel) append(ctx context.Context, st store.SessionStore, sessionID string, msg llm.Message) error {
 	sm, err := storedMessage(msg)
 	if err != nil {
 		return err
 	}
-	if _, err := k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
+	if _, err := st.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
 		return fmt.Errorf("save message to session %s: %w", sessionID, err)
 	}
 	return nil
@@ -590,7 +606,7 @@ func (k *Kernel) persistReply(ctx context.Context, sessionID string, msg llm.Mes
 	if err != nil {
 		return err
 	}
-	if err := k.opts.Sessions.CreateSession(ctx, *p.sess, p.input, sm); err != nil {
+	if err := k.opts.RunWrites.CreateSession(ctx, *p.sess, p.input, sm); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	p.sess = nil
@@ -601,7 +617,7 @@ func (k *Kernel) persistReply(ctx context.Context, sessionID string, msg llm.Mes
 // in the same transaction when the edge asks (req.FinalTask) and the
 // store can, and the pending session, if any, with both.
 func (k *Kernel) persistLast(ctx context.Context, req *RunRequest, res *RunResult, p *pendingSession) error {
-	w, can := k.opts.Sessions.(store.SessionTaskWriter)
+	w, can := k.opts.RunWrites.(store.SessionTaskWriter)
 	var t store.Task
 	withTask := false
 	if req.FinalTask != nil && can {

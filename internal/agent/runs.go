@@ -41,7 +41,7 @@ type runLog struct {
 	mu       sync.Mutex
 	active   map[string]*RunInfo
 	cancels  map[string]context.CancelCauseFunc // of the active runs
-	finished []RunInfo                           // oldest first
+	finished []RunInfo                          // oldest first
 }
 
 func newRunLog() *runLog {

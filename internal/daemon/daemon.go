@@ -195,9 +195,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Agents:    agent.NewAgents(cfg.Agents, db),
 		Providers: newProviders(cfg, log, telemetry.Transport),
 		Runner:    runner,
+		Sessions:  db,
 		// A run's writes wait out a store outage (up to the bound)
 		// rather than end the run at the first refused write.
-		Sessions: storeretry.Sessions(db, d.retry),
+		RunWrites: storeretry.Sessions(db, d.retry),
 		Logger:    log.With("component", "agent"),
 		Workspace: func(m manifest.Manifest) string { return cfg.WorkspaceDir(m.Name, m) },
 		Untrusted: untrusted,

@@ -184,20 +184,14 @@ func (s *sessionsTW) CreateSessionWithTask(ctx context.Context, sess store.Sessi
 	})
 }
 
-// Tasks returns s whose writes retry through r.
+// Tasks returns s whose updates retry through r. CreateTask does not
+// retry: a new task is new work, which a client had better take to a
+// replica whose database answers than wait for this one's.
 func Tasks(s store.TaskStore, r *Retrier) store.TaskStore { return &tasks{TaskStore: s, r: r} }
 
 type tasks struct {
 	store.TaskStore
 	r *Retrier
-}
-
-func (s *tasks) CreateTask(ctx context.Context, t store.Task) (v int64, err error) {
-	err = s.r.Do(ctx, "create task", false, func(ctx context.Context) error {
-		v, err = s.TaskStore.CreateTask(ctx, t)
-		return err
-	})
-	return v, err
 }
 
 func (s *tasks) UpdateTask(ctx context.Context, t store.Task, prevVersion int64) (v int64, err error) {
