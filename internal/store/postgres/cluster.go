@@ -414,17 +414,26 @@ func (c *Cluster) reapTurns(ctx context.Context, fail func(context.Context, stri
 
 // TryLockTurn claims session id for one turn across replicas; false if a
 // turn of it runs anywhere (here, or on another replica: until that one
-// ends it, or dies and is reaped). A claim of this replica's own is taken
-// over: the kernel asks only for sessions with no turn running in this
-// process, so such a claim is a release the database missed (it was
-// unavailable when the turn ended), and the new turn may have it.
+// ends it, or dies and is reaped). A claim this replica could not
+// release (UnlockTurn during an outage) is taken over rather than
+// refused: its turn has ended, and the new turn may have it.
 func (c *Cluster) TryLockTurn(ctx context.Context, sessionID string) (bool, error) {
 	c.mu.Lock()
+	left := c.unlocks[sessionID]
 	delete(c.unlocks, sessionID)
 	c.mu.Unlock()
-	tag, err := c.db.pool.Exec(ctx, `INSERT INTO session_turns (session_id, replica, started_at) VALUES ($1, $2, now())
-		ON CONFLICT (session_id) DO UPDATE SET started_at = now() WHERE session_turns.replica = EXCLUDED.replica`, sessionID, c.id)
+	q := `INSERT INTO session_turns (session_id, replica, started_at) VALUES ($1, $2, now()) ON CONFLICT (session_id) DO NOTHING`
+	if left {
+		q = `INSERT INTO session_turns (session_id, replica, started_at) VALUES ($1, $2, now())
+			ON CONFLICT (session_id) DO UPDATE SET started_at = now() WHERE session_turns.replica = EXCLUDED.replica`
+	}
+	tag, err := c.db.pool.Exec(ctx, q, sessionID, c.id)
 	if err != nil {
+		if left {
+			c.mu.Lock()
+			c.unlocks[sessionID] = true // still to release
+			c.mu.Unlock()
+		}
 		return false, wrap(fmt.Sprintf("claim session %q", sessionID), err)
 	}
 	return tag.RowsAffected() == 1, nil
