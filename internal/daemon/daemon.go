@@ -546,6 +546,9 @@ func (d *Daemon) drain() {
 	if d.a2a != nil {
 		d.a2a.server.FailRuns(agent.ErrShuttingDown)
 	}
+	// A run failed now whose last writes meet a store outage must not
+	// hold the stop up for store_retry_secs.
+	d.retry.Stop()
 	d.log.Warn("drain timed out: failing the runs still under way (replica shutting down)", "runs", max(n, running()), "drain_timeout", timeout)
 	// They end at once (a cancelled model call or tool); their last
 	// writes and events take a moment.
@@ -632,6 +635,9 @@ func (d *Daemon) mcpConnecting() bool {
 // Close releases everything: MCP connections (and their child processes)
 // first, then the store.
 func (d *Daemon) Close() error {
+	if d.retry != nil {
+		d.retry.Stop() // the runs' writes wait for the store no longer
+	}
 	var errs []error
 	for i := len(d.closers) - 1; i >= 0; i-- {
 		errs = append(errs, d.closers[i]())

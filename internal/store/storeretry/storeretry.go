@@ -43,6 +43,9 @@ type Retrier struct {
 
 	mu   sync.Mutex
 	down time.Time // when the current outage began; zero while up
+
+	stop     chan struct{} // closed by Stop
+	stopOnce sync.Once
 }
 
 // Options configure New. Zero values take the defaults.
@@ -71,8 +74,14 @@ func New(opts Options) *Retrier {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Retrier{bound: max(opts.Bound, 0), log: log, first: opts.FirstWait, max: opts.MaxWait}
+	return &Retrier{bound: max(opts.Bound, 0), log: log, first: opts.FirstWait, max: opts.MaxWait, stop: make(chan struct{})}
 }
+
+// Stop ends the waits under way and makes later writes fail at their
+// first refused attempt: for a daemon that is stopping, where waiting
+// for the database would only hold up the shutdown (a run's last writes
+// use contexts that its cancel does not end).
+func (r *Retrier) Stop() { r.stopOnce.Do(func() { close(r.stop) }) }
 
 // Bound is how long writes wait for the store.
 func (r *Retrier) Bound() time.Duration { return r.bound }
@@ -93,7 +102,7 @@ func (r *Retrier) Do(ctx context.Context, op string, idempotent bool, f func(ctx
 			return err
 		}
 		left := r.left(op)
-		if left <= 0 || ctx.Err() != nil {
+		if left <= 0 || ctx.Err() != nil || r.stopped() {
 			return err
 		}
 		// Jitter keeps the waiting runs of a replica from hitting the
@@ -104,9 +113,21 @@ func (r *Retrier) Do(ctx context.Context, op string, idempotent bool, f func(ctx
 		case <-ctx.Done():
 			t.Stop()
 			return err
+		case <-r.stop:
+			t.Stop()
+			return err
 		case <-t.C:
 		}
 		wait = min(2*wait, r.max)
+	}
+}
+
+func (r *Retrier) stopped() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
 	}
 }
 

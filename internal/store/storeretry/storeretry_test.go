@@ -128,6 +128,25 @@ func TestBoundIsShared(t *testing.T) {
 	})
 }
 
+// TestStop checks that Stop ends the waits under way at once.
+func TestStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := New(Options{Bound: time.Minute})
+		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notSent: true}}
+		time.AfterFunc(2*time.Second, r.Stop)
+		start := time.Now()
+		if err := r.Do(t.Context(), "op", false, f.call); !errors.Is(err, store.ErrUnavailable) || time.Since(start) != 2*time.Second {
+			t.Errorf("got %v after %v, want the outage error when Stop was called at 2 s", err, time.Since(start))
+		}
+		f.mu.Lock()
+		calls := f.calls
+		f.mu.Unlock()
+		if err := r.Do(t.Context(), "op", false, f.call); !errors.Is(err, store.ErrUnavailable) || f.calls != calls+1 {
+			t.Errorf("after Stop: %v, %d calls; want one failed call", err, f.calls-calls)
+		}
+	})
+}
+
 // TestDoStopsWithContext checks that a cancelled run stops waiting.
 func TestDoStopsWithContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
