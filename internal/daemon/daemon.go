@@ -534,7 +534,7 @@ func (d *Daemon) drain() {
 	timeout := d.cfg.Cluster.DrainTimeout()
 	start := time.Now()
 	if n := running(); n > 0 {
-		d.log.Info("draining: new runs are refused; waiting for the runs under way", "runs", n, "drain_timeout", timeout)
+		d.log.Info("draining: new runs are refused; waiting for the runs under way (a second signal stops at once)", "runs", n, "drain_timeout", timeout)
 	}
 	if waitIdle(timeout, running) {
 		if time.Since(start) > 100*time.Millisecond {
