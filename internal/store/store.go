@@ -40,9 +40,10 @@ var (
 )
 
 // SafeToRetry reports whether err is ErrUnavailable from a request that
-// certainly did not reach the database (it could not connect, say), so
-// that retrying a write cannot apply it twice. A connection lost after
-// the request was sent leaves the outcome unknown: false.
+// was certainly not applied (it could not connect, or the server ended
+// the session in answer to it), so that retrying a write cannot apply it
+// twice. A connection lost after the request was sent leaves the outcome
+// unknown: false.
 func SafeToRetry(err error) bool {
 	var s interface{ SafeToRetry() bool }
 	return errors.Is(err, ErrUnavailable) && errors.As(err, &s) && s.SafeToRetry()

@@ -85,7 +85,7 @@ const (
 // Unwrap (Cause has it, for logs).
 type unavailableError struct {
 	op, reason string
-	notSent    bool // the request certainly did not reach the server
+	notApplied bool // the request was certainly not applied
 	cause      error
 }
 
@@ -93,7 +93,7 @@ func (e *unavailableError) Error() string {
 	return e.op + ": " + store.ErrUnavailable.Error() + " (" + e.reason + ")"
 }
 func (e *unavailableError) Unwrap() error     { return store.ErrUnavailable }
-func (e *unavailableError) SafeToRetry() bool { return e.notSent }
+func (e *unavailableError) SafeToRetry() bool { return e.notApplied }
 
 // Cause is the driver's error, which may name connection details: for
 // the operator's logs only.
@@ -117,7 +117,7 @@ func unavailable(op string, err error) error {
 	switch {
 	case errors.As(err, &ce):
 		// Connecting failed: no statement was sent.
-		u.notSent, u.reason = true, "cannot connect to the database"
+		u.notApplied, u.reason = true, "cannot connect to the database"
 		if errors.As(err, &pe) && pe.Code != cannotConnectNow && pe.Code != adminShutdown && pe.Code != tooManyConnections {
 			return nil // refused for a reason no retry fixes (auth, no such database)
 		}
@@ -127,16 +127,22 @@ func unavailable(op string, err error) error {
 	case errors.As(err, &pe):
 		switch {
 		case pe.Code == adminShutdown || pe.Code == crashShutdown:
-			u.reason = "the database server is shutting down"
+			// The server ended the session: the error is the answer to
+			// this statement, so the statement was not committed (a
+			// commit that completes is answered before the session
+			// ends). A pooled connection idle for less than a second is
+			// used without a ping, so this is how the first statement
+			// after a fast shutdown fails: safe to retry.
+			u.notApplied, u.reason = true, "the database server is shutting down"
 		case pe.Code == cannotConnectNow:
-			u.notSent, u.reason = true, "the database server is starting up"
+			u.notApplied, u.reason = true, "the database server is starting up"
 		case len(pe.Code) == 5 && pe.Code[:2] == "08": // connection_exception
 			u.reason = "the connection to the database failed"
 		default:
 			return nil
 		}
 	case pgconn.SafeToRetry(err):
-		u.notSent, u.reason = true, "the connection to the database was lost"
+		u.notApplied, u.reason = true, "the connection to the database was lost"
 	case errors.Is(err, pgconn.ErrConnClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.As(err, &ne), errors.As(err, &errno):
 		u.reason = "the connection to the database was lost"

@@ -41,7 +41,7 @@ func TestUnavailableErrors(t *testing.T) {
 		safe        bool
 	}{
 		{"connection refused", refused, true, true},
-		{"server shutting down", &pgconn.PgError{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}, true, false},
+		{"server shutting down", &pgconn.PgError{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}, true, true},
 		{"server starting up", &pgconn.PgError{Severity: "FATAL", Code: "57P03", Message: "the database system is starting up"}, true, true},
 		{"connection exception", &pgconn.PgError{Severity: "FATAL", Code: "08006", Message: "connection failure"}, true, false},
 		{"connection lost mid-statement", fmt.Errorf("read: %w", net.ErrClosed), true, false},

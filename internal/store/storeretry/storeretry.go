@@ -12,12 +12,17 @@
 // until one succeeds. A long outage fails each run once, not each of its
 // writes after a fresh Bound.
 //
-// Only writes that cannot be applied twice are retried: those whose
-// failure was certainly before the request reached the database
-// (store.SafeToRetry), and those that are idempotent (UpdateTask without
-// a version check, PutPushConfig). A write whose connection broke after
-// it was sent fails at once: retrying an append could store a message
-// twice.
+// Only writes that cannot be applied twice are retried: those that were
+// certainly not applied (store.SafeToRetry: no connection, or a session
+// the server ended in answer to them), and those that are idempotent
+// (UpdateTask without a version check). A write whose connection broke
+// after it was sent fails at once: retrying an append could store a
+// message twice.
+//
+// Only the writes of runs under way go through here (the daemon wraps
+// the kernel's RunWrites and the A2A task store's updates): a request
+// that would start new work during an outage is refused at once, so its
+// client can go to a replica whose database answers.
 package storeretry
 
 import (

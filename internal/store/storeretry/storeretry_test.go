@@ -14,11 +14,11 @@ import (
 
 // outage is an error as a backend returns it while the database is
 // gone: store.ErrUnavailable, sent or not.
-type outage struct{ notSent bool }
+type outage struct{ notApplied bool }
 
 func (o outage) Error() string     { return "append: " + store.ErrUnavailable.Error() }
 func (o outage) Unwrap() error     { return store.ErrUnavailable }
-func (o outage) SafeToRetry() bool { return o.notSent }
+func (o outage) SafeToRetry() bool { return o.notApplied }
 
 // flaky fails with err until its clock reaches upAt. Set upAt, read
 // calls, only while no Do runs.
@@ -40,7 +40,7 @@ func (f *flaky) call(context.Context) error {
 }
 
 func TestDo(t *testing.T) {
-	notSent := outage{notSent: true}
+	notApplied := outage{notApplied: true}
 	tests := []struct {
 		name       string
 		bound      time.Duration
@@ -53,9 +53,9 @@ func TestDo(t *testing.T) {
 		minTook, maxTook time.Duration
 		wantCalls        func(n int) bool
 	}{
-		{name: "outage shorter than the bound: the write lands", bound: 60 * time.Second, downFor: 10 * time.Second, err: notSent,
+		{name: "outage shorter than the bound: the write lands", bound: 60 * time.Second, downFor: 10 * time.Second, err: notApplied,
 			minTook: 10 * time.Second, maxTook: 12 * time.Second, wantCalls: func(n int) bool { return n > 2 && n < 20 }},
-		{name: "outage longer than the bound: fails at the bound", bound: 3 * time.Second, downFor: time.Hour, err: notSent, wantErr: store.ErrUnavailable,
+		{name: "outage longer than the bound: fails at the bound", bound: 3 * time.Second, downFor: time.Hour, err: notApplied, wantErr: store.ErrUnavailable,
 			minTook: 3 * time.Second, maxTook: 3 * time.Second, wantCalls: func(n int) bool { return n > 2 }},
 		{name: "outcome unknown: not retried", bound: time.Minute, downFor: time.Hour, err: outage{}, wantErr: store.ErrUnavailable,
 			maxTook: 0, wantCalls: func(n int) bool { return n == 1 }},
@@ -63,7 +63,7 @@ func TestDo(t *testing.T) {
 			minTook: 5 * time.Second, maxTook: 7 * time.Second, wantCalls: func(n int) bool { return n > 1 }},
 		{name: "other errors: not retried", bound: time.Minute, downFor: time.Hour, err: store.ErrConflict, wantErr: store.ErrConflict,
 			wantCalls: func(n int) bool { return n == 1 }},
-		{name: "no bound: no retry", bound: -1, downFor: time.Hour, err: notSent, wantErr: store.ErrUnavailable,
+		{name: "no bound: no retry", bound: -1, downFor: time.Hour, err: notApplied, wantErr: store.ErrUnavailable,
 			wantCalls: func(n int) bool { return n == 1 }},
 	}
 	for _, tt := range tests {
@@ -95,7 +95,7 @@ func TestDo(t *testing.T) {
 func TestBoundIsShared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := New(Options{Bound: 10 * time.Second})
-		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notSent: true}}
+		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notApplied: true}}
 		first := make(chan error)
 		go func() { first <- r.Do(t.Context(), "first", false, f.call) }()
 		time.Sleep(7 * time.Second)
@@ -132,7 +132,7 @@ func TestBoundIsShared(t *testing.T) {
 func TestStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := New(Options{Bound: time.Minute})
-		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notSent: true}}
+		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notApplied: true}}
 		time.AfterFunc(2*time.Second, r.Stop)
 		start := time.Now()
 		if err := r.Do(t.Context(), "op", false, f.call); !errors.Is(err, store.ErrUnavailable) || time.Since(start) != 2*time.Second {
@@ -151,7 +151,7 @@ func TestStop(t *testing.T) {
 func TestDoStopsWithContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := New(Options{Bound: time.Minute})
-		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notSent: true}}
+		f := &flaky{upAt: time.Now().Add(time.Hour), err: outage{notApplied: true}}
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(2*time.Second, cancel)
 		start := time.Now()
@@ -168,7 +168,7 @@ func TestDoStopsWithContext(t *testing.T) {
 func TestWrappers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := New(Options{Bound: time.Minute})
-		fs := &fakeStore{failures: 3, err: outage{notSent: true}}
+		fs := &fakeStore{failures: 3, err: outage{notApplied: true}}
 		s := Sessions(fs, r)
 		if _, err := s.AppendMessages(t.Context(), "s", nil); err != nil || fs.calls != 4 {
 			t.Errorf("AppendMessages: %v after %d calls", err, fs.calls)
