@@ -306,7 +306,7 @@ const clusterIntro = "A replica on a PostgreSQL server of the test's own (initdb
 	"returned its task was still WORKING in the store (FAILED only in the memory of the replica that ran it), its " +
 	"session turn was still claimed, so the next turn of the conversation failed busy, and a JSON-RPC error " +
 	"quoted `failed to connect to user=postgres database=outage0: 127.0.0.1:41125`. After, with `store_retry_secs = 60`: " +
-	"the run's writes waited out the outage and its task ended COMPLETED 0.5-0.9 s after the database returned; " +
+	"the run's writes waited out the outage and its task ended COMPLETED 0.5-1.1 s after the database returned; " +
 	"with `store_retry_secs = 3`: the run failed 3 s into the outage, FAILED \"store unavailable, retry\", and the task's " +
 	"end and the turn's release were stored within a second of the database's return (nothing WORKING, no " +
 	"`session_turns` row); in both, the next turn of the conversation completed, /readyz failed within one probe of " +
