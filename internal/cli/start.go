@@ -18,6 +18,12 @@ func runStart(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *listen != "" {
+		// The address served is the one everything else names: the
+		// replica's name (host:port; replicas on one host were all
+		// named after the file's port) and the Host check.
+		cfg.Listen = *listen
+	}
 	log := e.logger(cfg)
 	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
 	if err != nil {

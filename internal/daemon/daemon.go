@@ -136,6 +136,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
+	// Every record the daemon and its components log names this process
+	// as its spans and metrics do: replicas on one host, or a pod's
+	// restarts, are told apart in a log search.
+	log = log.With("service.instance.id", d.Telemetry.InstanceID())
+	d.log = log
 	meter, tracer, capture := d.Telemetry.MeterProvider(), d.Telemetry.TracerProvider(), d.Telemetry.CaptureContent()
 	if h := d.Telemetry.MetricsHandler(); h != nil {
 		d.mux.Handle("GET /metrics", d.metricsAccess(h))
