@@ -38,7 +38,9 @@ func TestStartListenNamesTheReplica(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	var out, errb strings.Builder
-	go func() { done <- Main(ctx, []string{"start", "--config", cfgPath, "--listen", addr}, strings.NewReader(""), &out, &errb) }()
+	go func() {
+		done <- Main(ctx, []string{"start", "--config", cfgPath, "--listen", addr}, strings.NewReader(""), &out, &errb)
+	}()
 	defer func() {
 		cancel()
 		select {

@@ -161,9 +161,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	db = storemetrics.Wrap(db, storeSystem(cfg), meter)
 	d.Store = db
 
-	// Audit records are written off the tool call's path, in batches; the
-	// API's reads wait for what was queued before them.
-	d.Audit = auditlog.New(db, &auditlog.Options{Logger: log.With("component", "audit")})
+	// Audit records are written in batches (group commit): a tool call's
+	// answer waits for the commit of the batch holding its record, so a
+	// kill -9 loses no record of an answered call; the API's reads wait
+	// for what was queued before them.
+	d.Audit = auditlog.New(db, &auditlog.Options{Durable: true, Logger: log.With("component", "audit")})
 	d.Tools = tool.NewRegistry()
 	d.Approvals = tool.NewApprovals(time.Duration(cfg.Tools.ApprovalTimeoutSecs) * time.Second)
 	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{

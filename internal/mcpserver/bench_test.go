@@ -110,6 +110,16 @@ func (plainEcho) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 // mcpclient's parked.go) on an upstream session of its own: that row
 // measures the bridge, not the stateless fast case.
 func BenchmarkGateway(b *testing.B) {
+	// audit=durable is the daemon's writer: each answer waits for the
+	// group commit of its audit record. audit=queued is the writer before
+	// it (answers did not wait; a kill -9 could lose records): the ratio
+	// is what durability costs a gateway call.
+	for _, audit := range []string{"durable", "queued"} {
+		b.Run("audit="+audit, func(b *testing.B) { benchGateway(b, audit == "queued") })
+	}
+}
+
+func benchGateway(b *testing.B, queuedAudit bool) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -123,7 +133,7 @@ func BenchmarkGateway(b *testing.B) {
 	defer up.Close()
 	m := mcpclient.NewManager(mcpclient.Options{})
 	defer m.Close()
-	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m, asyncAudit: true})
+	h := newHarness(b, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, upstreams: m, asyncAudit: true, queuedAudit: queuedAudit})
 	h.tools.AddSource(m)
 	m.OnToolsChanged(h.tools.Changed)
 	m.Start(context.Background(), []config.MCPServer{{

@@ -118,4 +118,3 @@ func TestStandardEnvironment(t *testing.T) {
 		}
 	})
 }
-
