@@ -111,7 +111,7 @@ func attrs(kvs []attribute.KeyValue) map[string]string {
 			out[string(kv.Key)] = string(b)
 			continue
 		}
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }

@@ -33,7 +33,7 @@ func newTraced(t *testing.T, s config.TelemetrySettings) (*Telemetry, *tracetest
 func resourceOf(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Resource().Attributes() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }
