@@ -439,6 +439,7 @@ serviceMonitor: {enabled: true, labels: {release: prom}}
 		{"wrong type", "replicaCount: three\n", "replicaCount"},
 		{"PostgreSQL without a password", "postgres: {enabled: true}\n", "postgres.password is required"},
 		{"bad spread rule", "topologySpread: {nodeWhenUnsatisfiable: Sometimes}\n", "nodeWhenUnsatisfiable"},
+		{"no Secret at all", "secrets: {create: false}\n", "set secrets.existingSecret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := render(t, tc.values)

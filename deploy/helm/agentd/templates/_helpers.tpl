@@ -30,8 +30,12 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
-{{/* The Secret the replicas take their environment from. */}}
+{{/* The Secret the replicas take their environment from: one must exist,
+the release's or one named, or no pod would start. */}}
 {{- define "agentd.secretName" -}}
+{{- if not (or .Values.secrets.create .Values.secrets.existingSecret) -}}
+{{- fail "secrets: set secrets.existingSecret to the Secret holding the keys, or secrets.create=true" -}}
+{{- end -}}
 {{- default (include "agentd.fullname" .) .Values.secrets.existingSecret -}}
 {{- end -}}
 
