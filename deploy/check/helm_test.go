@@ -298,6 +298,11 @@ func TestHelmTemplateDefaults(t *testing.T) {
 	if !strings.Contains(toml, `backend = "postgres"`) {
 		t.Errorf("config.toml is not on PostgreSQL:\n%s", toml)
 	}
+	// In-cluster clients reach the Service by name: the Host check must
+	// admit it (IP addresses, which probes use, always pass).
+	if !strings.Contains(toml, `"agentd.agents.svc.cluster.local"`) || !strings.Contains(toml, `"agentd",`) {
+		t.Errorf("config.toml's allowed_hosts lack the Service's names:\n%s", toml)
+	}
 	lm := regexp.MustCompile(`(?m)^listen = "[^"]*:(\d+)"`).FindStringSubmatch(toml)
 	if lm == nil || lm[1] != strconv.Itoa(port) {
 		t.Errorf("config.toml listens on %v, the container port is %d", lm, port)
