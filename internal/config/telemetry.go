@@ -57,6 +57,15 @@ const (
 	// package only checks them, and knows whether they apply.
 	envTracesSampler    = "OTEL_TRACES_SAMPLER"
 	envTracesSamplerArg = "OTEL_TRACES_SAMPLER_ARG"
+	// OTEL_TRACES_EXPORTER "none" turns the variables' tracing off;
+	// agentd's one exporter is OTLP over HTTP, so "otlp" is the only
+	// other value, and the protocol variables may only say http/protobuf.
+	envTracesExporter     = "OTEL_TRACES_EXPORTER"
+	envOTLPProtocol       = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	envOTLPTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	otlpHTTPProtobuf      = "http/protobuf"
+	tracesExporterOTLP    = "otlp"
+	tracesExporterNone    = "none"
 )
 
 // samplers are the OTEL_TRACES_SAMPLER values the Go SDK implements;
@@ -182,6 +191,9 @@ func (c *Config) tracesURL() (u, from string) {
 	if v, _ := c.lookup(envSDKDisabled); strings.EqualFold(strings.TrimSpace(v), "true") {
 		return "", ""
 	}
+	if v, _ := c.lookup(envTracesExporter); strings.TrimSpace(v) == tracesExporterNone {
+		return "", ""
+	}
 	if v, ok := c.lookup(envOTLPTracesEndpoint); ok && v != "" {
 		return v, "env " + envOTLPTracesEndpoint
 	}
@@ -294,6 +306,16 @@ func checkTelemetry(r *report, src *source, c *Config) {
 	if v, ok := c.lookup(envResourceAttributes); ok {
 		if _, err := parseKeyValues(v); err != nil {
 			r.add(src, tp.key("resource_attributes"), "the environment variable %s is not a list of key=value pairs: %v", envResourceAttributes, err)
+		}
+	}
+	if from != "" {
+		if v, ok := c.lookup(envTracesExporter); ok && strings.TrimSpace(v) != "" && strings.TrimSpace(v) != tracesExporterOTLP {
+			r.add(src, tp.key("endpoint"), "the environment variable %s is %q: agentd exports traces with OTLP only (set it to otlp or none, or unset it)", envTracesExporter, firstPart(v))
+		}
+		for _, env := range []string{envOTLPProtocol, envOTLPTracesProtocol} {
+			if v, ok := c.lookup(env); ok && strings.TrimSpace(v) != "" && strings.TrimSpace(v) != otlpHTTPProtobuf {
+				r.add(src, tp.key("endpoint"), "the environment variable %s is %q: agentd speaks OTLP over HTTP (http/protobuf) only; point the endpoint at the collector's HTTP port (4318) and set %s=http/protobuf or unset it", env, firstPart(v), env)
+			}
 		}
 	}
 	// The SDK reads the sampler variables itself and, on a value it does
