@@ -30,6 +30,7 @@ func runStart(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer d.Close()
+	log = log.With("service.instance.id", d.Telemetry.InstanceID()) // as the daemon's own records
 	ln, err := d.Listen(*listen)
 	if err != nil {
 		return err
