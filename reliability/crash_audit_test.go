@@ -21,27 +21,23 @@ import (
 	"github.com/agentd/agentd/internal/tool"
 )
 
-// TestCrashKill9Audit measures what the asynchronous audit log loses to a
-// kill -9. Audit records are queued by the tool call and written in
-// batches by one goroutine (internal/auditlog), so a call can be answered
-// before its record is committed: a kill may lose the records of the
-// calls answered while the last batch was being written. Concurrent MCP
-// clients call a built-in tool over /mcp with arguments unique to each
-// call, the binary is killed under that load, and the database is opened
-// as it was left: every answered call whose record is missing is lost.
-// The test fails if the loss exceeds what the writer may hold (its queue
-// plus one batch) or if an answered call older than 1 s is missing (a
-// batch that never got written).
+// TestCrashKill9Audit: a kill -9 under load loses no audit record of an
+// answered call. Audit records are written in batches by one goroutine
+// (internal/auditlog) as a group commit: a tool call's answer leaves only
+// once the batch holding its record is committed. Concurrent MCP clients
+// call a built-in tool over /mcp with arguments unique to each call, the
+// binary is killed under that load, and the database is opened as it was
+// left: every one of the N calls answered before the kill must have its
+// record. (With the queued writer before group commit, 10 of 15,933 were
+// lost in `make soak`.)
 func TestCrashKill9Audit(t *testing.T) {
 	track(t, areaCrash, false)
 	if testing.Short() {
 		skipf(t, "builds and runs the agentd binary (not with -short)")
 	}
 	const (
-		clients   = 32
-		loadFor   = 2 * time.Second
-		maxHeld   = 4096 + 512 // auditlog's default queue plus one batch
-		staleness = time.Second
+		clients = 32
+		loadFor = 2 * time.Second
 	)
 	home := t.TempDir()
 	addr := freeAddr(t)
@@ -125,11 +121,8 @@ func TestCrashKill9Audit(t *testing.T) {
 	if lost == len(answered) {
 		t.Fatalf("none of the %d answered calls has its record (%d records stored): digests do not match the runner's", len(answered), len(recs))
 	}
-	if lost > maxHeld {
-		t.Errorf("%d answered calls lost their audit record, more than the writer may hold (%d)", lost, maxHeld)
-	}
-	if oldestLost > staleness {
-		t.Errorf("a call answered %s before the kill lost its audit record: a batch was never written", oldestLost)
+	if lost > 0 {
+		t.Errorf("%d of %d answered calls lost their audit record to kill -9 (the oldest answered %s before it): an answer left before its record was committed", lost, len(answered), oldestLost.Round(100*time.Microsecond))
 	}
 	rate := float64(len(answered)) / loadFor.Seconds()
 	fig(t, areaCrash, "Audit records lost to kill -9", "%d clients calling a built-in tool over /mcp for %s (%d answered, %.0f/s): %d answered calls lost their record (%.2f%%); the oldest lost was answered %s before the kill",

@@ -275,10 +275,9 @@ var areaIntro = map[int]string{
 		"(last table).",
 	areaCrash: "The real binary (`go build ./cmd/agentd`), a fake model that streams slowly, A2A tasks and chat " +
 		"sessions in flight, then SIGKILL and a restart on the same AGENTD_HOME. Every task and every user message " +
-		"a client was told about must be there, with a truthful state. Audit records are written asynchronously in " +
-		"batches (internal/auditlog), so a kill may lose the records of calls answered while the last batch was " +
-		"being written: TestCrashKill9Audit measures how many, and how long before the kill the oldest of them was " +
-		"answered, and fails above the writer's capacity (queue 4096 + batch 512) or 1 s.",
+		"a client was told about must be there, with a truthful state. Audit records are written in batches by a " +
+		"group commit (internal/auditlog): a tool call is answered only once its record's batch is committed, so " +
+		"TestCrashKill9Audit kills the binary under 32 clients' load and fails if any answered call lacks its record.",
 	areaLoad: "Concurrent clients mixing MCP `tools/call` (an exposed agent), A2A `SendMessage` and A2A " +
 		"`SendStreamingMessage`, with rate limits set above the load (429s would be counted apart). CI runs 50 " +
 		"clients for 5 s in process (goroutines measurable); soak runs 500 clients for 60 s against the real " +

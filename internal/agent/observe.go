@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -54,6 +55,15 @@ type observer struct {
 }
 
 type runKey struct{ agent, stop string }
+
+// runUsage notes whether a model call of the run reported its token
+// usage: the run's span carries the totals only then (the GenAI
+// conventions leave an unknown count out; a sum of unreported counts
+// is 0, not a count). startRun puts one in the run's context; each
+// model call's end finds it there.
+type runUsage struct{ known atomic.Bool }
+
+type runUsageKey struct{}
 
 type modelKey struct {
 	provider, system, model, errType, tokenType string
@@ -122,6 +132,7 @@ func (o *observer) startRun(ctx context.Context, req *RunRequest) (context.Conte
 	if o.tracer != nil {
 		ctx, span = o.tracer.Start(ctx, "invoke_agent "+req.Agent, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIAgentName(req.Agent), keyOrigin.String(req.Origin)))
+		ctx = context.WithValue(ctx, runUsageKey{}, new(runUsage))
 	}
 	return ctx, span
 }
@@ -136,8 +147,10 @@ func (o *observer) endRun(ctx context.Context, span trace.Span, agent string, st
 	}
 	if span != nil {
 		if res != nil {
-			span.SetAttributes(semconv.GenAIConversationID(res.SessionID),
-				semconv.GenAIUsageInputTokens(res.Usage.InputTokens), semconv.GenAIUsageOutputTokens(res.Usage.OutputTokens))
+			span.SetAttributes(semconv.GenAIConversationID(res.SessionID))
+			if ru, _ := ctx.Value(runUsageKey{}).(*runUsage); ru != nil && ru.known.Load() {
+				span.SetAttributes(semconv.GenAIUsageInputTokens(res.Usage.InputTokens), semconv.GenAIUsageOutputTokens(res.Usage.OutputTokens))
+			}
 		}
 		span.SetAttributes(keyStopReason.String(stop))
 		if err != nil {
@@ -219,10 +232,20 @@ func (mc *modelCall) end(ctx context.Context, resp *llm.Response, err error) {
 	}
 	if mc.span != nil {
 		if resp != nil {
-			mc.span.SetAttributes(
-				semconv.GenAIUsageInputTokens(resp.Usage.InputTokens),
-				semconv.GenAIUsageOutputTokens(resp.Usage.OutputTokens),
-				semconv.GenAIResponseFinishReasons(string(resp.StopReason)))
+			// Per the GenAI conventions: token counts only when the
+			// provider reported them, and the provider's own finish
+			// reason, not agentd's normalised stop reason.
+			if resp.UsageKnown {
+				mc.span.SetAttributes(
+					semconv.GenAIUsageInputTokens(resp.Usage.InputTokens),
+					semconv.GenAIUsageOutputTokens(resp.Usage.OutputTokens))
+				if ru, _ := ctx.Value(runUsageKey{}).(*runUsage); ru != nil {
+					ru.known.Store(true)
+				}
+			}
+			if resp.FinishReason != "" {
+				mc.span.SetAttributes(semconv.GenAIResponseFinishReasons(resp.FinishReason))
+			}
 			if o.capture {
 				if b, jerr := json.Marshal([]llm.Message{resp.Message}); jerr == nil {
 					mc.span.SetAttributes(semconv.GenAIOutputMessagesKey.String(string(b)))
@@ -250,7 +273,7 @@ func (mc *modelCall) end(ctx context.Context, resp *llm.Response, err error) {
 	if !mc.first.IsZero() {
 		o.ttfc.Record(ctx, mc.first.Sub(mc.start).Seconds(), o.modelSets.Get(mc.key).Record...)
 	}
-	if resp != nil {
+	if resp != nil && resp.UsageKnown {
 		k = mc.key
 		k.tokenType = "input"
 		o.tokens.Record(ctx, int64(resp.Usage.InputTokens), o.modelSets.Get(k).Record...)

@@ -1,14 +1,25 @@
-// Package auditlog writes the audit log off the tool pipeline's hot path.
+// Package auditlog writes the audit log in batches, one commit for many
+// tool calls.
 //
-// Every tool call produces one audit record. Writing it synchronously made
-// each call wait for a database commit (about a fifth of a gateway call's
-// CPU in the last profile). A Writer queues records and one goroutine
-// writes whatever has accumulated in one batch, so under load a commit
-// carries many records and a call never waits for one. Nothing is dropped:
-// when the bounded queue is full, callers wait; Close drains the queue; a
+// Every tool call produces one audit record. Writing each in a
+// transaction of its own made each call pay a database commit (about a
+// fifth of a gateway call's CPU in the last profile). A Writer queues
+// records and one goroutine writes whatever has accumulated in one batch,
+// so under load a commit carries many records. Nothing is dropped: when
+// the bounded queue is full, callers wait; Close drains the queue; a
 // reader (QueryAudit) first waits for every record queued before it, so
-// the API still reads its own writes. A kill -9 loses at most the records
-// queued and not yet committed: at most one batch plus the queue.
+// the API still reads its own writes.
+//
+// With Options.Durable (the daemon's setting) the writer is a group
+// commit: AppendAudit returns once the batch holding its record is
+// committed, so a tool call's answer never leaves before its audit
+// record is durable, and a kill -9 loses no record of an answered call.
+// The writer does not linger then: it commits what is queued at once,
+// and whatever arrives during that commit forms the next batch, so a
+// batch grows with the load (one record at c=1, many at c=16) and no
+// caller waits for a timer. Without Durable, AppendAudit returns at once
+// and a kill -9 may lose the records queued and not yet committed: at
+// most one batch plus the queue.
 package auditlog
 
 import (
@@ -42,7 +53,11 @@ type Options struct {
 	// accumulated during it, which is part of the bound in
 	// docs/reliability.md.
 	Linger time.Duration
-	Logger *slog.Logger
+	// Durable makes AppendAudit wait until its record is committed
+	// (group commit; see the package doc). Linger then applies only to
+	// records nobody waits for, which there are none of.
+	Durable bool
+	Logger  *slog.Logger
 }
 
 // Writer is an asynchronous, batching store.AuditStore in front of st.
@@ -51,6 +66,12 @@ type Writer struct {
 	log      *slog.Logger
 	maxBatch int
 	linger   time.Duration
+	durable  bool
+	// commits recycles the channels durable appends wait on (one per
+	// call otherwise: an allocation on every tool call). The Writer's
+	// own: a channel belongs to the goroutines of the Writer that made
+	// it (testing/synctest holds tests to that).
+	commits sync.Pool
 
 	// mu guards closed; senders hold it for reading while they enqueue, so
 	// Close (which holds it for writing) never closes q under a sender.
@@ -62,10 +83,13 @@ type Writer struct {
 }
 
 // item is a record to write, or (rec == nil) a flush marker whose channel
-// is closed once everything queued before it is written.
+// is closed once everything queued before it is written. A record whose
+// caller waits for its commit (Durable) has committed, which gets the
+// batch's outcome.
 type item struct {
-	rec     *store.AuditRecord
-	flushed chan struct{}
+	rec       *store.AuditRecord
+	flushed   chan struct{}
+	committed chan error
 }
 
 // defaultLinger is Options.Linger's default. A SQLite commit costs about
@@ -99,20 +123,32 @@ func New(st store.AuditStore, opts *Options) *Writer {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Writer{st: st, log: o.Logger, maxBatch: o.MaxBatch, linger: o.Linger, q: make(chan item, o.Queue), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &Writer{st: st, log: o.Logger, maxBatch: o.MaxBatch, linger: o.Linger, durable: o.Durable, q: make(chan item, o.Queue), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-// AppendAudit queues r and returns at once; the id is 0 because it is
-// assigned when the batch is written. When the queue is full it waits for
-// room (ctx is not consulted: an audit record is never given up). After
-// Close it writes r synchronously.
+// AppendAudit queues r; the id is 0 because it is assigned when the
+// batch is written. Durable, it returns once r's batch is committed, with
+// the batch's error; otherwise at once. When the queue is full it waits
+// for room (ctx is not consulted: an audit record is never given up).
+// After Close it writes r synchronously.
 func (w *Writer) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
 		return w.st.AppendAudit(context.WithoutCancel(ctx), r)
+	}
+	if w.durable {
+		ch, _ := w.commits.Get().(chan error)
+		if ch == nil {
+			ch = make(chan error, 1)
+		}
+		w.q <- item{rec: &r, committed: ch}
+		w.mu.RUnlock()
+		err := <-ch
+		w.commits.Put(ch)
+		return 0, err
 	}
 	w.q <- item{rec: &r}
 	full := len(w.q) >= w.fullAt()
@@ -189,7 +225,7 @@ func (w *Writer) run() {
 // ends the loop once the queue is empty). A nudge left over from an
 // earlier batch only ends one wait early.
 func (w *Writer) gather(batch []item, timer *time.Timer) []item {
-	if batch[0].rec != nil && w.linger >= 0 && len(w.q) < w.fullAt()-1 {
+	if batch[0].rec != nil && batch[0].committed == nil && w.linger >= 0 && len(w.q) < w.fullAt()-1 {
 		timer.Reset(w.linger)
 		select {
 		case <-timer.C:
@@ -248,6 +284,11 @@ func (w *Writer) write(batch []item) {
 		}
 		if err != nil {
 			w.log.Error("audit write failed", "records", len(recs), "err", err)
+		}
+		for _, it := range batch {
+			if it.committed != nil {
+				it.committed <- err
+			}
 		}
 	}
 	for _, it := range batch {

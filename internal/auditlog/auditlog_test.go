@@ -2,8 +2,10 @@ package auditlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -231,4 +233,93 @@ func BenchmarkAppend(b *testing.B) {
 			})
 		})
 	}
+}
+
+// TestDurableWaitsForCommit: with Durable, an append returns only once
+// its batch is committed (a tool call's answer waits for its record),
+// and the records that arrive while a commit is under way are committed
+// together in the next one (group commit), each caller released by it.
+func TestDurableWaitsForCommit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		w := New(g, &Options{Durable: true})
+		ctx := context.Background()
+		first := make(chan error, 1)
+		go func() { _, err := w.AppendAudit(ctx, store.AuditRecord{Tool: "first"}); first <- err }()
+		synctest.Wait()
+		select {
+		case <-first:
+			t.Fatal("an append returned before its record was committed")
+		default:
+		}
+		// 15 more arrive while the first commit is held up.
+		rest := make(chan error, 15)
+		for i := range 15 {
+			go func() { _, err := w.AppendAudit(ctx, store.AuditRecord{Tool: fmt.Sprint("t", i)}); rest <- err }()
+		}
+		synctest.Wait()
+		if len(rest) != 0 {
+			t.Fatal("an append returned before its record was committed")
+		}
+		close(g.release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		for range 15 {
+			if err := <-rest; err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.mu.Lock()
+		batches, n := len(g.batches), 0
+		for _, b := range g.batches {
+			n += len(b)
+		}
+		g.mu.Unlock()
+		if n != 16 {
+			t.Fatalf("%d records committed when all 16 appends returned", n)
+		}
+		if batches != 2 {
+			t.Fatalf("16 records in %d commits, want 2 (the first, then the 15 that waited for it together)", batches)
+		}
+		w.Close()
+	})
+}
+
+// failing is an audit store whose writes fail.
+type failing struct{ gate }
+
+func (f *failing) AppendAuditBatch(context.Context, []store.AuditRecord) error {
+	return errors.New("disk full")
+}
+
+// TestDurableReportsFailure: a durable append whose batch failed says so
+// (the runner logs it); it is not reported as written.
+func TestDurableReportsFailure(t *testing.T) {
+	w := New(&failing{}, &Options{Durable: true})
+	defer w.Close()
+	if _, err := w.AppendAudit(context.Background(), store.AuditRecord{Tool: "x"}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("append over a failing store: %v", err)
+	}
+}
+
+// TestDurableNoLinger: a durable append at c=1 pays one commit, never a
+// linger time (every call would wait it out).
+func TestDurableNoLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		close(g.release)
+		w := New(g, &Options{Durable: true, Linger: time.Hour})
+		defer w.Close()
+		start := time.Now()
+		for i := range 3 {
+			w.AppendAudit(context.Background(), store.AuditRecord{Tool: fmt.Sprint("t", i)})
+		}
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("3 durable appends took %v (linger 1h)", d)
+		}
+		if recs, _ := g.QueryAudit(context.Background(), store.AuditFilter{}); len(recs) != 3 {
+			t.Fatalf("%d records committed, want 3", len(recs))
+		}
+	})
 }

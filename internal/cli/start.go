@@ -23,6 +23,12 @@ func runStart(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *listen != "" {
+		// The address served is the one everything else names: the
+		// replica's name (host:port; replicas on one host were all
+		// named after the file's port) and the Host check.
+		cfg.Listen = *listen
+	}
 	log := e.logger(cfg)
 	stopHUP := ignoreHUP(log)
 	defer stopHUP()
@@ -31,6 +37,7 @@ func runStart(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer d.Close()
+	log = log.With("service.instance.id", d.Telemetry.InstanceID()) // as the daemon's own records
 	ln, err := d.Listen(*listen)
 	if err != nil {
 		return err

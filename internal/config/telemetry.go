@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -52,7 +53,27 @@ const (
 	envServiceName        = "OTEL_SERVICE_NAME"
 	envResourceAttributes = "OTEL_RESOURCE_ATTRIBUTES"
 	envSDKDisabled        = "OTEL_SDK_DISABLED"
+	// The sampler variables are read by the SDK itself (sdk/trace); this
+	// package only checks them, and knows whether they apply.
+	envTracesSampler    = "OTEL_TRACES_SAMPLER"
+	envTracesSamplerArg = "OTEL_TRACES_SAMPLER_ARG"
+	// OTEL_TRACES_EXPORTER "none" turns the variables' tracing off;
+	// agentd's one exporter is OTLP over HTTP, so "otlp" is the only
+	// other value, and the protocol variables may only say http/protobuf.
+	envTracesExporter     = "OTEL_TRACES_EXPORTER"
+	envOTLPProtocol       = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	envOTLPTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	otlpHTTPProtobuf      = "http/protobuf"
+	tracesExporterOTLP    = "otlp"
+	tracesExporterNone    = "none"
 )
+
+// samplers are the OTEL_TRACES_SAMPLER values the Go SDK implements;
+// which take OTEL_TRACES_SAMPLER_ARG (a ratio).
+var samplers = map[string]bool{
+	"always_on": false, "always_off": false, "traceidratio": true,
+	"parentbased_always_on": false, "parentbased_always_off": false, "parentbased_traceidratio": true,
+}
 
 // DefaultServiceName is service.name when neither the file nor
 // OTEL_SERVICE_NAME names one.
@@ -76,8 +97,15 @@ type TelemetrySettings struct {
 	// ServiceName and ResourceAttributes describe the resource.
 	ServiceName        string
 	ResourceAttributes map[string]string
-	SampleRatio        float64
-	CaptureContent     bool
+	// SampleRatio is telemetry.sample_ratio (parent based). Without it
+	// (SampleRatioSet false) the SDK's own sampler applies: the one
+	// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG name, by default
+	// parentbased_always_on (the same as a ratio of 1).
+	SampleRatio    float64
+	SampleRatioSet bool
+	// Sampler describes the sampler in force, for logs and doctor.
+	Sampler        string
+	CaptureContent bool
 }
 
 // MetricsEnabled reports whether [metrics] enabled is true (the default).
@@ -95,8 +123,16 @@ func (c *Config) TelemetrySettings() (TelemetrySettings, error) {
 		SampleRatio:    1,
 		CaptureContent: t.CaptureContent,
 	}
+	s.Sampler = "parentbased_always_on"
 	if t.SampleRatio != nil {
-		s.SampleRatio = *t.SampleRatio
+		s.SampleRatio, s.SampleRatioSet = *t.SampleRatio, true
+		s.Sampler = fmt.Sprintf("parentbased_traceidratio %g (telemetry.sample_ratio)", s.SampleRatio)
+	} else if v, ok := c.lookup(envTracesSampler); ok && strings.TrimSpace(v) != "" {
+		s.Sampler = strings.TrimSpace(v)
+		if a, ok := c.lookup(envTracesSamplerArg); ok && samplers[s.Sampler] {
+			s.Sampler += " " + strings.TrimSpace(a)
+		}
+		s.Sampler += " (env " + envTracesSampler + ")"
 	}
 	s.TracesURL, s.TracesFrom = c.tracesURL()
 	if s.ServiceName == "" {
@@ -153,6 +189,9 @@ func (c *Config) tracesURL() (u, from string) {
 		return joinTracesPath(t.Endpoint), "telemetry.endpoint"
 	}
 	if v, _ := c.lookup(envSDKDisabled); strings.EqualFold(strings.TrimSpace(v), "true") {
+		return "", ""
+	}
+	if v, _ := c.lookup(envTracesExporter); strings.TrimSpace(v) == tracesExporterNone {
 		return "", ""
 	}
 	if v, ok := c.lookup(envOTLPTracesEndpoint); ok && v != "" {
@@ -267,6 +306,32 @@ func checkTelemetry(r *report, src *source, c *Config) {
 	if v, ok := c.lookup(envResourceAttributes); ok {
 		if _, err := parseKeyValues(v); err != nil {
 			r.add(src, tp.key("resource_attributes"), "the environment variable %s is not a list of key=value pairs: %v", envResourceAttributes, err)
+		}
+	}
+	if from != "" {
+		if v, ok := c.lookup(envTracesExporter); ok && strings.TrimSpace(v) != "" && strings.TrimSpace(v) != tracesExporterOTLP {
+			r.add(src, tp.key("endpoint"), "the environment variable %s is %q: agentd exports traces with OTLP only (set it to otlp or none, or unset it)", envTracesExporter, firstPart(v))
+		}
+		for _, env := range []string{envOTLPProtocol, envOTLPTracesProtocol} {
+			if v, ok := c.lookup(env); ok && strings.TrimSpace(v) != "" && strings.TrimSpace(v) != otlpHTTPProtobuf {
+				r.add(src, tp.key("endpoint"), "the environment variable %s is %q: agentd speaks OTLP over HTTP (http/protobuf) only; point the endpoint at the collector's HTTP port (4318) and set %s=http/protobuf or unset it", env, firstPart(v), env)
+			}
+		}
+	}
+	// The SDK reads the sampler variables itself and, on a value it does
+	// not know, falls back to its default without a word: check them here.
+	if v, ok := c.lookup(envTracesSampler); ok && t.SampleRatio == nil && strings.TrimSpace(v) != "" {
+		name := strings.TrimSpace(v)
+		takesArg, known := samplers[name]
+		switch {
+		case !known:
+			r.add(src, tp.key("sample_ratio"), "unset, so the environment variable %s applies, but %q is not one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio", envTracesSampler, firstPart(name))
+		case takesArg:
+			if a, ok := c.lookup(envTracesSamplerArg); ok {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(a), 64); err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+					r.add(src, tp.key("sample_ratio"), "unset, so %s=%s applies, but %s %q is not a number from 0 to 1", envTracesSampler, name, envTracesSamplerArg, firstPart(a))
+				}
+			}
 		}
 	}
 }

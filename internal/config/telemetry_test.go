@@ -38,6 +38,10 @@ func TestTelemetryValidation(t *testing.T) {
 		{"bad env endpoint", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"}, 0, "telemetry.endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT applies, but it is not an http:// or https:// URL"},
 		{"bad env headers", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, 0, "telemetry.headers", "OTEL_EXPORTER_OTLP_HEADERS is not a list of key=value pairs"},
 		{"metrics type", "[metrics]\npublic = \"yes\"\n", nil, 2, "metrics.public", "expected true or false"},
+		{"grpc protocol", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, 0, "telemetry.endpoint", "OTEL_EXPORTER_OTLP_PROTOCOL is \"grpc\": agentd speaks OTLP over HTTP (http/protobuf) only"},
+		{"other exporter", "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "zipkin"}, 0, "telemetry.endpoint", "OTEL_TRACES_EXPORTER is \"zipkin\": agentd exports traces with OTLP only"},
+		{"bad env sampler", "", map[string]string{"OTEL_TRACES_SAMPLER": "sometimes"}, 0, "telemetry.sample_ratio", `OTEL_TRACES_SAMPLER applies, but "sometimes" is not one of always_on`},
+		{"bad env sampler arg", "", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, 0, "telemetry.sample_ratio", `OTEL_TRACES_SAMPLER_ARG "2" is not a number from 0 to 1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,8 +73,18 @@ func TestTelemetrySettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.TracesURL != "" || !s.Metrics || s.MetricsPublic || s.ServiceName != "agentd" || s.SampleRatio != 1 {
+		if s.TracesURL != "" || !s.Metrics || s.MetricsPublic || s.ServiceName != "agentd" || s.SampleRatio != 1 || s.SampleRatioSet || s.Sampler != "parentbased_always_on" {
 			t.Fatalf("defaults = %+v", s)
+		}
+	})
+	t.Run("sampler from the environment", func(t *testing.T) {
+		cfg, err := loadEnv(t, "", map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := cfg.TelemetrySettings()
+		if s.SampleRatioSet || s.Sampler != "parentbased_traceidratio 0.1 (env OTEL_TRACES_SAMPLER)" {
+			t.Errorf("the SDK's sampler does not apply: %+v", s)
 		}
 	})
 	t.Run("env", func(t *testing.T) {
@@ -114,6 +128,7 @@ capture_content = true
 			"OTEL_SERVICE_NAME":                  "ignored",
 			"OTEL_RESOURCE_ATTRIBUTES":           "team=env,region=eu",
 			"OTEL_EXPORTER_OTLP_HEADERS":         "Authorization=ignored,x-extra=1",
+			"OTEL_TRACES_SAMPLER":                "always_off",
 			"OTLP_TOKEN":                         "t0k",
 		})
 		if err != nil {
@@ -123,7 +138,7 @@ capture_content = true
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Metrics || !s.MetricsPublic || s.TracesURL != "https://otel.example/custom" || s.ServiceName != "mine" || s.SampleRatio != 0.25 || !s.CaptureContent {
+		if s.Metrics || !s.MetricsPublic || s.TracesURL != "https://otel.example/custom" || s.ServiceName != "mine" || s.SampleRatio != 0.25 || !s.SampleRatioSet || !s.CaptureContent {
 			t.Errorf("settings = %+v", s)
 		}
 		if s.ResourceAttributes["team"] != "file" || s.ResourceAttributes["region"] != "eu" {
@@ -131,6 +146,15 @@ capture_content = true
 		}
 		if s.Headers["Authorization"] != "Bearer t0k" || s.Headers["x-extra"] != "1" {
 			t.Errorf("headers = %v", s.Headers)
+		}
+	})
+	t.Run("traces exporter none", func(t *testing.T) {
+		cfg, err := loadEnv(t, "", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, _ := cfg.TelemetrySettings(); s.TracesURL != "" {
+			t.Errorf("traces on despite OTEL_TRACES_EXPORTER=none: %q", s.TracesURL)
 		}
 	})
 	t.Run("sdk disabled", func(t *testing.T) {

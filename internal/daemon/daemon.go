@@ -143,6 +143,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 			return nil, fmt.Errorf("telemetry: %w", err)
 		}
 	}
+	// Every record the daemon and its components log names this process
+	// as its spans and metrics do: replicas on one host, or a pod's
+	// restarts, are told apart in a log search.
+	log = log.With("service.instance.id", d.Telemetry.InstanceID())
+	d.log = log
 	meter, tracer, capture := d.Telemetry.MeterProvider(), d.Telemetry.TracerProvider(), d.Telemetry.CaptureContent()
 	if h := d.Telemetry.MetricsHandler(); h != nil {
 		d.mux.Handle("GET /metrics", d.metricsAccess(h))
@@ -164,9 +169,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.Store = db
 	d.retry = storeretry.New(storeretry.Options{Bound: cfg.Cluster.StoreRetry(), Logger: log.With("component", "store")})
 
-	// Audit records are written off the tool call's path, in batches; the
-	// API's reads wait for what was queued before them.
-	d.Audit = auditlog.New(db, &auditlog.Options{Logger: log.With("component", "audit")})
+	// Audit records are written in batches (group commit): a tool call's
+	// answer waits for the commit of the batch holding its record, so a
+	// kill -9 loses no record of an answered call; the API's reads wait
+	// for what was queued before them.
+	d.Audit = auditlog.New(db, &auditlog.Options{Durable: true, Logger: log.With("component", "audit")})
 	d.Tools = tool.NewRegistry()
 	d.Approvals = tool.NewApprovals(time.Duration(cfg.Tools.ApprovalTimeoutSecs) * time.Second)
 	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{

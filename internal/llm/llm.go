@@ -196,9 +196,18 @@ const (
 
 // Response is the complete answer of one call, assembled from the stream.
 type Response struct {
-	Message    Message // Role is RoleAssistant
+	Message Message // Role is RoleAssistant
+	// Usage is what the provider reported; zero, and not to be taken for
+	// a count, when UsageKnown is false (an OpenAI-compatible server that
+	// ignores stream_options.include_usage reports none).
 	Usage      Usage
+	UsageKnown bool
+	// StopReason is normalised across vendors, for agentd's own logic.
 	StopReason StopReason
+	// FinishReason is the provider's own word for it, as it sent it
+	// ("stop", "tool_calls", "end_turn", "STOP"): telemetry reports this
+	// one (gen_ai.response.finish_reasons). "" when the provider sent none.
+	FinishReason string
 }
 
 // Provider streams one model call. onDelta is called from the calling

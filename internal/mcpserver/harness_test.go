@@ -53,10 +53,14 @@ type harnessOptions struct {
 	meter     metric.MeterProvider
 	tracer    trace.TracerProvider
 	replicas  *Replicas
-	// asyncAudit puts the daemon's asynchronous, batching audit writer
-	// between the runner and the store, as the daemon does; benchmarks
-	// set it so that they measure the daemon's call path.
+	// asyncAudit puts the daemon's batching audit writer between the
+	// runner and the store, durable (group commit) as the daemon's is;
+	// benchmarks set it so that they measure the daemon's call path.
 	asyncAudit bool
+	// queuedAudit makes that writer the one the daemon had before group
+	// commit (appends return before their commit), for the benchmark's
+	// before/after.
+	queuedAudit bool
 }
 
 type providers map[string]llm.Provider
@@ -90,7 +94,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	reg.Add(o.tools...)
 	var audit store.AuditStore = db
 	if o.asyncAudit {
-		w := auditlog.New(db, nil)
+		w := auditlog.New(db, &auditlog.Options{Durable: !o.queuedAudit})
 		t.Cleanup(func() { w.Close() }) // before db.Close: cleanups run last-in first-out
 		audit = w
 	}

@@ -111,6 +111,9 @@ type heldSession struct {
 	transport *mcp.StreamableServerTransport
 	session   *mcp.ServerSession
 	user      string
+	// restored: this replica rebuilt the session another one started,
+	// with the state of an initialized session (see absorbInitialized).
+	restored bool
 
 	mu    sync.Mutex
 	refs  int // requests in progress
@@ -132,6 +135,7 @@ func newSessionTable(s *Server, e *endpoint, r *Replicas) (*sessionTable, error)
 	_, _ = rand.Read(rnd[:])
 	t := &sessionTable{s: s, e: e, seal: sl, c: r.Cluster, idle: s.opts.SessionTimeout, prefix: hex.EncodeToString(rnd[:]),
 		sessions: map[string]*heldSession{}, byHash: map[string]string{}}
+	e.srv.AddReceivingMiddleware(t.absorbInitialized)
 	if r.Cluster != nil {
 		t.unsubs = append(t.unsubs,
 			r.Cluster.Subscribe(topicSessionEnd, func(_ string, body []byte) { t.closeHash(string(body)) }),
@@ -141,6 +145,34 @@ func newSessionTable(s *Server, e *endpoint, r *Replicas) (*sessionTable, error)
 		)
 	}
 	return t, nil
+}
+
+// absorbInitialized answers a restored session's notifications/initialized
+// itself. The client sends it right after initialize, as a request of its
+// own that the balancer may give to another replica than initialize's;
+// that replica restores the session already initialized (it cannot know
+// whether the notification came), so the SDK would take the client's
+// one and only notification for a duplicate and log an ERROR for it, on
+// most sessions. It is expected there, and a notification has no answer
+// to give: it is dropped, at debug level.
+func (t *sessionTable) absorbInitialized(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/initialized" {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && t.restored(ss.ID()) {
+				t.s.log.DebugContext(ctx, "initialized notification of a session restored on this replica", "session_hash", hex.EncodeToString(idHash(ss.ID()))[:12])
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// restored reports whether the session id names was restored here.
+func (t *sessionTable) restored(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.sessions[id]
+	return h != nil && h.restored
 }
 
 // close stops following the other replicas; the sessions themselves are
@@ -286,6 +318,9 @@ func (t *sessionTable) hold(r *http.Request, id string) (*heldSession, int) {
 			t.s.log.Error("restoring an MCP session failed", "err", err)
 			return nil, http.StatusInternalServerError
 		}
+		t.mu.Lock()
+		h.restored = true
+		t.mu.Unlock()
 		t.s.log.Debug("restored an MCP session another replica started", "client", clientName(claims.Init))
 	}
 	if h.user != "" && userOf(r) != h.user {

@@ -22,11 +22,12 @@ package telemetry
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -66,6 +67,7 @@ type Telemetry struct {
 	handler  http.Handler
 	capture  bool
 	log      *slog.Logger
+	instance string // service.instance.id
 }
 
 // New builds the providers s asks for. Nothing is exported until a span
@@ -75,8 +77,11 @@ func New(ctx context.Context, s config.TelemetrySettings, opts Options) (*Teleme
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	t := &Telemetry{capture: s.CaptureContent, log: log}
-	res := newResource(s, opts.Version)
+	t := &Telemetry{capture: s.CaptureContent, log: log, instance: instanceID(s)}
+	res, err := newResource(ctx, s, opts.Version, t.instance)
+	if err != nil {
+		return nil, err
+	}
 
 	if s.Metrics {
 		t.registry = prometheus.NewRegistry()
@@ -106,49 +111,101 @@ func New(ctx context.Context, s config.TelemetrySettings, opts Options) (*Teleme
 	if s.TracesURL != "" {
 		sp := opts.SpanProcessor
 		if sp == nil {
+			// The exporter reads the rest of OTEL_EXPORTER_OTLP_* itself
+			// (timeout, default 10 s; compression; certificates).
 			exp, err := otlptracehttp.New(ctx,
 				otlptracehttp.WithEndpointURL(s.TracesURL),
 				otlptracehttp.WithHeaders(s.Headers),
-				otlptracehttp.WithTimeout(10*time.Second),
 			)
 			if err != nil {
 				return nil, fmt.Errorf("otlp trace exporter for %s: %w", s.TracesFrom, err)
 			}
 			sp = sdktrace.NewBatchSpanProcessor(exp)
 		}
-		t.tracer = sdktrace.NewTracerProvider(
-			sdktrace.WithResource(res),
-			sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(s.SampleRatio))),
-			sdktrace.WithSpanProcessor(sp),
-		)
-		log.Info("exporting traces over OTLP/HTTP", "from", s.TracesFrom, "sample_ratio", s.SampleRatio)
+		tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSpanProcessor(sp)}
+		if s.SampleRatioSet {
+			tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(s.SampleRatio))))
+		}
+		// Without telemetry.sample_ratio the SDK picks the sampler from
+		// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG itself (config
+		// has checked them), and the span limits from OTEL_SPAN_*; the
+		// batch processor reads OTEL_BSP_*.
+		t.tracer = sdktrace.NewTracerProvider(tpOpts...)
+		log.Info("exporting traces over OTLP/HTTP", "from", s.TracesFrom, "sampler", s.Sampler, "service.instance.id", t.instance)
 	}
 	return t, nil
 }
 
-// newResource describes this process. It is built from the settings
-// alone: resource.Default would read OTEL_RESOURCE_ATTRIBUTES itself, and
-// only package config reads the environment.
-func newResource(s config.TelemetrySettings, version string) *resource.Resource {
+// newResource describes this process: the SDK's own reading of
+// OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (resource.WithFromEnv)
+// and its telemetry.sdk.* attributes, then the settings over them (the
+// same variables as config resolved them, with the file's keys winning),
+// service.version and service.instance.id.
+func newResource(ctx context.Context, s config.TelemetrySettings, version, instance string) (*resource.Resource, error) {
 	attrs := []attribute.KeyValue{
 		semconv.ServiceName(s.ServiceName),
-		semconv.TelemetrySDKLanguageGo,
-		semconv.TelemetrySDKName("opentelemetry"),
+		semconv.ServiceInstanceID(instance),
 	}
 	if version != "" {
 		attrs = append(attrs, semconv.ServiceVersion(version))
 	}
 	for k, v := range s.ResourceAttributes {
-		if k == string(semconv.ServiceNameKey) {
-			continue // service_name decided that
+		switch k {
+		case string(semconv.ServiceNameKey), string(semconv.ServiceInstanceIDKey):
+			continue // decided above
 		}
 		attrs = append(attrs, attribute.String(k, v))
 	}
-	return resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+	res, err := resource.New(ctx,
+		resource.WithFromEnv(),
+		resource.WithTelemetrySDK(),
+		resource.WithSchemaURL(semconv.SchemaURL),
+		resource.WithAttributes(attrs...),
+	)
+	if errors.Is(err, resource.ErrSchemaURLConflict) {
+		// The SDK's detectors speak another version of the conventions
+		// than ours; the attributes are merged all the same.
+		err = nil
+	}
+	if err != nil {
+		// A malformed OTEL_RESOURCE_ATTRIBUTES: config reports it at
+		// load, with the variable's name.
+		return nil, fmt.Errorf("resource: %w", err)
+	}
+	return res, nil
 }
 
-// Disabled returns a Telemetry with every signal off.
-func Disabled() *Telemetry { return &Telemetry{log: slog.New(slog.DiscardHandler)} }
+// instanceID is service.instance.id: the one the settings name
+// (telemetry.resource_attributes or OTEL_RESOURCE_ATTRIBUTES), else a
+// random UUID, new at each start, as the conventions recommend: replicas
+// on one host, or one pod's restarts, are told apart.
+func instanceID(s config.TelemetrySettings) string {
+	if id := s.ResourceAttributes[string(semconv.ServiceInstanceIDKey)]; id != "" {
+		return id
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Disabled returns a Telemetry with every signal off. It still has an
+// instance id, for the logs.
+func Disabled() *Telemetry {
+	return &Telemetry{log: slog.New(slog.DiscardHandler), instance: instanceID(config.TelemetrySettings{})}
+}
+
+// InstanceID is service.instance.id, which every span and metric carry
+// in their resource (target_info on /metrics); the daemon's logger adds
+// it to every record.
+func (t *Telemetry) InstanceID() string {
+	if t == nil {
+		return ""
+	}
+	return t.instance
+}
 
 // MeterProvider returns the meter provider, or nil when metrics are off.
 func (t *Telemetry) MeterProvider() metric.MeterProvider {

@@ -51,7 +51,8 @@ func TestMetricsHandler(t *testing.T) {
 	rec := httptest.NewRecorder()
 	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body := rec.Body.String()
-	for _, want := range []string{"agentd_test_things_total 3", "go_goroutines", "process_cpu_seconds_total", `target_info{service_name="svc",service_version="1.2.3",team="a"`} {
+	for _, want := range []string{"agentd_test_things_total 3", "go_goroutines", "process_cpu_seconds_total",
+		`target_info{service_instance_id="` + tel.InstanceID() + `",service_name="svc",service_version="1.2.3",team="a"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("exposition lacks %q", want)
 		}

@@ -25,6 +25,9 @@ type accumulator struct {
 	stop     string
 	stopped  bool // message_stop seen
 	usage    llm.Usage
+	// hasUsage: message_start came, whose usage the Messages API always
+	// fills in.
+	hasUsage bool
 }
 
 // partialCall is a tool_use block whose input is still arriving.
@@ -45,6 +48,7 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion, onDelta func(llm.Delta
 		u := ev.Message.Usage
 		a.usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
 		a.usage.OutputTokens = int(u.OutputTokens)
+		a.hasUsage = true
 	case "content_block_start":
 		b := ev.ContentBlock
 		switch b.Type {
@@ -148,7 +152,7 @@ func (a *accumulator) response() (*llm.Response, error) {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: llm.ToolArguments(input)})
 	}
-	return &llm.Response{Message: msg, Usage: a.usage, StopReason: stopReason(a.stop, len(msg.ToolCalls) > 0)}, nil
+	return &llm.Response{Message: msg, Usage: a.usage, UsageKnown: a.hasUsage, StopReason: stopReason(a.stop, len(msg.ToolCalls) > 0), FinishReason: a.stop}, nil
 }
 
 // stopReason normalises the API's stop reason.

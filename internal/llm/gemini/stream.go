@@ -24,6 +24,7 @@ type accumulator struct {
 	finishMessage string
 	blocked       bool // the prompt was blocked
 	usage         llm.Usage
+	hasUsage      bool // a chunk carried usageMetadata
 }
 
 // call is one function call as it arrived.
@@ -44,6 +45,7 @@ func (a *accumulator) add(chunk *genai.GenerateContentResponse, onDelta func(llm
 			InputTokens:  int(u.PromptTokenCount + u.ToolUsePromptTokenCount),
 			OutputTokens: int(u.CandidatesTokenCount + u.ThoughtsTokenCount),
 		}
+		a.hasUsage = true
 	}
 	if pf := chunk.PromptFeedback; pf != nil && pf.BlockReason != "" {
 		a.blocked = true
@@ -100,7 +102,7 @@ func (a *accumulator) response() (*llm.Response, error) {
 	if a.finish == genai.FinishReasonMalformedFunctionCall && len(msg.ToolCalls) == 0 {
 		msg.ToolCalls = append(msg.ToolCalls, malformedCall(a.finishMessage))
 	}
-	return &llm.Response{Message: msg, Usage: a.usage, StopReason: a.stopReason(len(msg.ToolCalls) > 0)}, nil
+	return &llm.Response{Message: msg, Usage: a.usage, UsageKnown: a.hasUsage, StopReason: a.stopReason(len(msg.ToolCalls) > 0), FinishReason: string(a.finish)}, nil
 }
 
 // stopReason normalises the finish reason.

@@ -359,7 +359,11 @@ func (geminiAPI) writeReply(s *stream, req *Request, rep Reply) error {
 				cand["finishMessage"] = malformed
 			}
 		}
-		return map[string]any{"candidates": []any{cand}, "usageMetadata": usage(final), "modelVersion": req.Model, "responseId": respID}
+		r := map[string]any{"candidates": []any{cand}, "modelVersion": req.Model, "responseId": respID}
+		if !rep.NoUsage {
+			r["usageMetadata"] = usage(final)
+		}
+		return r
 	}
 	if !req.Stream {
 		var parts []any

@@ -117,6 +117,10 @@ type Reply struct {
 	MalformedToolArgs bool
 	// Usage reported at the end of the stream.
 	Usage llm.Usage
+	// NoUsage leaves the usage out, as OpenAI-compatible servers that
+	// ignore stream_options.include_usage do (the OpenAI and Gemini fakes
+	// and the in-process provider; Anthropic always reports it).
+	NoUsage bool
 	// StopReason reported at the end; default tool_use when there are
 	// tool calls, end_turn otherwise.
 	StopReason llm.StopReason

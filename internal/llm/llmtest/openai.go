@@ -379,7 +379,7 @@ func (openaiAPI) writeReply(s *stream, req *Request, rep Reply) error {
 	if err := s.event("", chunk(map[string]any{}, finish)); err != nil {
 		return err
 	}
-	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage {
+	if in.StreamOptions != nil && in.StreamOptions.IncludeUsage && !rep.NoUsage {
 		u := chunk(nil, nil)
 		u["choices"] = []any{}
 		u["usage"] = usage

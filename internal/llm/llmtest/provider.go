@@ -120,7 +120,7 @@ func (p *Provider) Generate(ctx context.Context, req *llm.Request, onDelta func(
 		// signature): it must survive to the next request.
 		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.id, Name: c.name, Arguments: rawArgs(c.args), Signature: rep.ToolCalls[i].Signature})
 	}
-	return &llm.Response{Message: msg, Usage: rep.Usage, StopReason: rep.stopReason()}, nil
+	return &llm.Response{Message: msg, Usage: rep.Usage, UsageKnown: !rep.NoUsage, StopReason: rep.stopReason(), FinishReason: string(rep.stopReason())}, nil
 }
 
 // cloneMessages deep-copies msgs so that a handler or a later assertion

@@ -25,6 +25,7 @@ type accumulator struct {
 	finish   string
 	refused  bool
 	usage    llm.Usage
+	hasUsage bool // a usage block came: usage is a count, not a zero value
 }
 
 // partialCall is a tool call whose fragments are still arriving.
@@ -38,6 +39,7 @@ type partialCall struct {
 func (a *accumulator) add(chunk *streamChunk, onDelta func(llm.Delta)) {
 	if u := chunk.Usage; u != nil {
 		a.usage = llm.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens)}
+		a.hasUsage = true
 	}
 	for i := range chunk.Choices {
 		choice := &chunk.Choices[i]
@@ -309,7 +311,7 @@ func (a *accumulator) response() (*llm.Response, error) {
 		}
 		msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: id, Name: c.name, Arguments: llm.ToolArguments(c.args.String())})
 	}
-	return &llm.Response{Message: msg, Usage: a.usage, StopReason: stopReason(a.finish, a.refused, len(msg.ToolCalls) > 0)}, nil
+	return &llm.Response{Message: msg, Usage: a.usage, UsageKnown: a.hasUsage, StopReason: stopReason(a.finish, a.refused, len(msg.ToolCalls) > 0), FinishReason: a.finish}, nil
 }
 
 // stopReason normalises a finish reason. Some compatible servers say
