@@ -200,9 +200,9 @@ func runA2A(ctx context.Context, e *Env, res *Scenario) error {
 		"in one SQLite transaction, WAL, synchronous=NORMAL; agentd also coalesces concurrent turns into one commit (group commit) and checkpoints the WAL between commits, " +
 		"the JS peer commits each turn alone with SQLite's default autocheckpoint. " + pathA2AJSMem + " (no model, no store) is shown beside for information."
 	for _, c := range []comparison{
-		{Name: "A2A send, LLM agent", Goal: goalText("agentd's SendMessage round trips/s over the @a2a-js/sdk agent's that calls the same fake model and persists to SQLite", bound{Conc: low, Min: 1.2}, bound{Conc: high, Min: 1.2}),
+		{Name: "A2A send, LLM agent", Goal: goalText("agentd's SendMessage round trips/s over those of the @a2a-js/sdk agent that calls the same fake model and persists to SQLite", bound{Conc: low, Min: 1.2}, bound{Conc: high, Min: 1.2}),
 			Num: pathA2AAgentd + " send", Den: pathA2AJSLLM + " send", Metric: mRate, Bounds: []bound{{Conc: low, Min: 1.2}, {Conc: high, Min: 1.2}}, Why: llmWhy},
-		{Name: "A2A send, mcp_proxy agent", Goal: goalText("the model-free mcp_proxy agent's SendMessage round trips/s over the @a2a-js/sdk executor's that answers from memory", bound{Conc: high, Min: 5}),
+		{Name: "A2A send, mcp_proxy agent", Goal: goalText("the model-free mcp_proxy agent's SendMessage round trips/s over those of the @a2a-js/sdk executor that answers from memory", bound{Conc: high, Min: 5}),
 			Num: pathA2AProxy + " send", Den: pathA2AJSMem + " send", Metric: mRate, Bounds: []bound{{Conc: high, Min: 5}},
 			Why: "agentd's mcp_proxy task is one tools/call through the tool pipeline to server-everything over stdio, persisted; the JS executor answers from memory and stores nothing."},
 		{Name: "A2A first streamed event", Goal: "agentd's p50 time to the first SendStreamingMessage event ≤ that of the @a2a-js/sdk agent calling the same fake model (ratio ≤ 1)",
