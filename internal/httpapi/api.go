@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -70,6 +71,10 @@ type Options struct {
 type API struct {
 	opts Options
 	log  *slog.Logger
+
+	openAPIOnce sync.Once
+	openAPIBody []byte
+	openAPIErr  error
 }
 
 // New returns the API.
@@ -99,6 +104,7 @@ func (a *API) Register(mux Router) {
 		})
 	}
 	h("GET /api/health", a.health)
+	h("GET "+OpenAPIPath, a.openAPI)
 	h("GET /api/agents", a.listAgents)
 	h("POST /api/agents", a.createAgent)
 	h("GET /api/agents/{name}", a.getAgent)
