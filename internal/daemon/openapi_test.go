@@ -350,3 +350,88 @@ func TestAuditPagesThroughTenThousand(t *testing.T) {
 		}
 	}
 }
+
+// TestListRoutesPageAlike: every list route under /api takes limit and
+// offset and answers its items with total, limit and offset; bad values
+// are a 400 naming the parameter.
+func TestListRoutesPageAlike(t *testing.T) {
+	model := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "ok"}))
+	_, srv := testDaemon(t, openAPIConfig(model.URL), nil)
+	get := func(path string) (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return resp.StatusCode, out
+	}
+	// Two of everything the lists can hold here without a peer: two
+	// sessions (and so two finished runs), two audit records.
+	for range 2 {
+		req, _ := http.NewRequest("POST", srv.URL+"/api/agents/a/messages", strings.NewReader(`{"message":"hi"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		req, _ = http.NewRequest("POST", srv.URL+"/api/tools/agent_list/call", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for _, c := range []struct {
+		path, key string
+		atLeast   int // items that exist, so a page of one is a real window
+	}{
+		{"/api/agents", "agents", 1},
+		{"/api/sessions", "sessions", 2},
+		{"/api/tools", "tools", 2},
+		{"/api/audit", "records", 2},
+		{"/api/runs", "runs", 2},
+		{"/api/approvals", "approvals", 0},
+		{"/api/a2a/agents", "agents", 0},
+		{"/api/a2a/tasks", "tasks", 0},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			code, all := get(c.path)
+			total, _ := all["total"].(float64)
+			if code != 200 || all["limit"] != float64(httpapi.DefaultLimit) || all["offset"] != float64(0) || int(total) < c.atLeast {
+				t.Fatalf("GET %s: %d total %v limit %v offset %v", c.path, code, all["total"], all["limit"], all["offset"])
+			}
+			items, ok := all[c.key].([]any)
+			if !ok || len(items) != int(total) {
+				t.Fatalf("GET %s: %d %s of a total of %v", c.path, len(items), c.key, total)
+			}
+			if total >= 2 {
+				_, page := get(c.path + "?limit=1&offset=1")
+				got, _ := page[c.key].([]any)
+				if page["total"] != total || page["limit"] != float64(1) || page["offset"] != float64(1) || len(got) != 1 {
+					t.Fatalf("limit=1&offset=1: %v", page)
+				}
+				a, _ := json.Marshal(got[0])
+				b, _ := json.Marshal(items[1])
+				if c.key != "runs" && string(a) != string(b) { // a run's record moves while it is kept
+					t.Errorf("limit=1&offset=1 answers %s, want the second item %s", a, b)
+				}
+			}
+			if _, past := get(fmt.Sprintf("%s?offset=%d", c.path, int(total)+5)); past["total"] != total || len(past[c.key].([]any)) != 0 {
+				t.Errorf("past the end: %v", past)
+			}
+			for q, field := range map[string]string{"limit=0": "limit", "limit=1001": "limit", "offset=-3": "offset", "offset=x": "offset"} {
+				code, out := get(c.path + "?" + q)
+				e, _ := out["error"].(map[string]any)
+				if code != 400 || e["field"] != field || !strings.HasPrefix(fmt.Sprint(e["message"]), field+": ") {
+					t.Errorf("%s: %d %v, want 400 naming %s", q, code, e, field)
+				}
+			}
+		})
+	}
+}
