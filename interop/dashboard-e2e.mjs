@@ -263,6 +263,35 @@ try {
     await shot('audit');
   });
 
+  await step('audit: pages through 10,000 records with their total', async () => {
+    // The test daemon holds 10,000 records of agent "bulk" (bulk_00000
+    // the oldest), besides the script's own.
+    const count = () => page.locator('#audit-count').textContent().then((s) => s.replace(/[^0-9–]/g, ''));
+    const waitCount = (want) => page.waitForFunction((w) => (document.querySelector('#audit-count')?.textContent || '').replace(/[^0-9–]/g, '') === w, want);
+    const firstTool = () => page.locator('#audit-results tr.audit-row').first().locator('a.mono').first().textContent();
+    const lastTool = () => page.locator('#audit-results tr.audit-row').last().locator('a.mono').first().textContent();
+    await go('#/audit?agent=bulk&limit=1000');
+    await waitCount('1–100010000');
+    check(await firstTool() === 'bulk_09999', `first row ${await firstTool()}, want the newest`);
+    check(await page.locator('#audit-newer').isDisabled(), 'Newer is enabled on the first page');
+    for (let p = 2; p <= 10; p++) {
+      await page.click('#audit-older');
+      await waitCount(`${(p - 1) * 1000 + 1}–${p * 1000}10000`);
+    }
+    check(await lastTool() === 'bulk_00000', `last row ${await lastTool()}, want the oldest`);
+    check(await page.locator('#audit-older').isDisabled(), 'Older is enabled on the last page');
+    check(page.url().includes('offset=9000'), `the page's URL ${page.url()} does not keep the offset`);
+    await page.reload();
+    await waitCount('9001–1000010000');
+    await page.click('#audit-newer');
+    await waitCount('8001–900010000');
+    check(await firstTool() === 'bulk_01999', `first row after Newer ${await firstTool()}`);
+    // A changed filter starts again at the newest.
+    await page.selectOption('#audit-filters select[name="limit"]', '50');
+    await waitCount('1–5010000');
+    console.log(`     ${await count()}`);
+  });
+
   await step('a2a: a task started by @a2a-js/sdk shows as working and is canceled from the dashboard', async () => {
     const client = await a2aClient('researcher');
     const t = await client.sendMessage({ ...a2aMessage('a slow research task'), configuration: { returnImmediately: true } }, a2aOpts);

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +45,11 @@ func (s *Server) registerAPI(mux Router) {
 // (allow_private).
 
 func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
+	pg, err := httpapi.ParsePage(r)
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
 	p := principal.FromContext(r.Context())
 	agents := []RemoteStatus{}
 	for _, a := range s.opts.Client.Agents() {
@@ -53,7 +57,7 @@ func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
 			agents = append(agents, a)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": agents, "total": len(agents)})
+	writeJSON(w, http.StatusOK, httpapi.PageBody("agents", httpapi.Window(agents, pg), len(agents), pg))
 }
 
 // mayUseExternal is nil when the request's principal may send to target
@@ -320,8 +324,13 @@ func (s *Server) mayAct(r *http.Request, agent, contextID string) bool {
 
 // apiTasks lists local tasks for the dashboard, newest first.
 func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
+	pg, err := httpapi.ParsePage(r)
+	if err != nil {
+		writeErr(w, s.log, err)
+		return
+	}
 	q := r.URL.Query()
-	f := store.TaskFilter{Agent: q.Get("agent"), Limit: 50}
+	f := store.TaskFilter{Agent: q.Get("agent"), Limit: pg.Limit, Offset: pg.Offset}
 	if word := q.Get("state"); word != "" {
 		st, ok := stateFromWord(word)
 		if !ok {
@@ -333,19 +342,6 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.State = string(st)
-	}
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{{"limit", &f.Limit}, {"offset", &f.Offset}} {
-		if v := q.Get(p.name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || (p.name == "limit" && (n == 0 || n > 200)) {
-				httpapi.WriteError(w, http.StatusBadRequest, "invalid", fmt.Sprintf("%s: %q is not a number in range", p.name, v))
-				return
-			}
-			*p.dst = n
-		}
 	}
 	f.Owner = ownerFilter(r.Context())
 	recs, total, err := s.opts.Tasks.Recent(r.Context(), f)
@@ -359,7 +355,7 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 			out = append(out, viewOf(rec.Task, rec.Agent, rec.CreatedAt, rec.UpdatedAt, false))
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tasks": out, "total": total})
+	writeJSON(w, http.StatusOK, httpapi.PageBody("tasks", out, total, pg))
 }
 
 func (s *Server) apiTask(w http.ResponseWriter, r *http.Request) {

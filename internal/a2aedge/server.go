@@ -484,11 +484,10 @@ func writeErr(w http.ResponseWriter, log *slog.Logger, err error) {
 	case errors.Is(err, errUpstream):
 		httpapi.WriteError(w, http.StatusBadGateway, "upstream", err.Error())
 	default:
-		e := httpapi.ToError(err)
-		if e.Status >= 500 {
+		if httpapi.ToError(err).Status >= 500 {
 			log.Error("a2a request failed", "err", err)
 		}
-		httpapi.WriteError(w, e.Status, e.Code, e.Message)
+		httpapi.WriteErrorOf(w, err) // with the field at fault, when one is
 	}
 }
 

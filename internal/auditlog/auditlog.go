@@ -191,6 +191,15 @@ func (w *Writer) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.A
 	return w.st.QueryAudit(ctx, f)
 }
 
+// CountAudit counts the log after the records queued before it are
+// written, as QueryAudit reads it.
+func (w *Writer) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	if err := w.Flush(ctx); err != nil {
+		return 0, err
+	}
+	return w.st.CountAudit(ctx, f)
+}
+
 // Close writes what is queued and stops the writer. Later appends are
 // written synchronously.
 func (w *Writer) Close() error {

@@ -100,6 +100,11 @@ func (g *gate) AppendAuditBatch(_ context.Context, recs []store.AuditRecord) err
 	return nil
 }
 
+func (g *gate) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	rs, err := g.QueryAudit(ctx, f)
+	return len(rs), err
+}
+
 func (g *gate) QueryAudit(context.Context, store.AuditFilter) ([]store.AuditRecord, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/client"
+	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
-	"github.com/agentd/agentd/internal/store"
 )
 
 func freeAddr(t *testing.T) string {
@@ -185,7 +185,7 @@ func TestChatMultiStepToolUse(t *testing.T) {
 				t.Fatalf("session has %d messages, %v", len(sess.Messages), err)
 			}
 			var audit struct {
-				Records []store.AuditRecord `json:"records"`
+				Records []httpapi.AuditRecord `json:"records"`
 			}
 			if err := c.Get(context.Background(), "/api/audit?session_id="+sessions.Sessions[0].ID, &audit); err != nil || len(audit.Records) != 2 {
 				t.Fatalf("audit %+v, %v", audit, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/oauthrs/oauthrstest"
 )
@@ -131,6 +132,11 @@ allow_private = true
 		publicPatterns[p.pattern] = true
 	}
 	routes := d.Routes()
+	// The API's description is in the table, and public (routes.go
+	// says why): the matrix below holds it to both.
+	if openapi := "GET " + httpapi.OpenAPIPath; !slices.Contains(routes, openapi) || !publicPatterns[openapi] {
+		t.Errorf("%s: served %v, public %v; want both", openapi, slices.Contains(routes, openapi), publicPatterns[openapi])
+	}
 	for p := range publicPatterns {
 		if !slices.Contains(routes, p) {
 			t.Errorf("publicRoutes lists %q, which the daemon does not serve", p)

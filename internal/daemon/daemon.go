@@ -705,6 +705,10 @@ func (s apiStore) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.
 	return s.audit.QueryAudit(ctx, f)
 }
 
+func (s apiStore) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	return s.audit.CountAudit(ctx, f)
+}
+
 func (s apiStore) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
 	return s.audit.AppendAudit(ctx, r)
 }

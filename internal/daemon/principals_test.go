@@ -147,7 +147,7 @@ agents = ["*"]
 		var who []string
 		for _, r := range out["records"].([]any) {
 			m := r.(map[string]any)
-			who = append(who, fmt.Sprint(m["Tool"], "/", m["Principal"]))
+			who = append(who, fmt.Sprint(m["tool"], "/", m["principal"]))
 		}
 		return who
 	}

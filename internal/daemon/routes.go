@@ -81,6 +81,7 @@ func (d *Daemon) publicRoutes() []publicRoute {
 	lp := strings.TrimRight(d.cfg.A2A.ListenPath, "/")
 	return []publicRoute{
 		{"GET /api/health", nil, "load balancers' and probes' check"},
+		{"GET " + httpapi.OpenAPIPath, nil, "the API's description: no data, the same for every daemon of a version, read by clients and generators before they hold a key"},
 		{"GET /livez", nil, "liveness probe (probes carry no keys)"},
 		{"GET /readyz", nil, "readiness probe (probes carry no keys)"},
 		{"POST " + httpapi.UIPath + "login", nil, "the dashboard's login: the key is in its body"},

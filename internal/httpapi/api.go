@@ -13,8 +13,8 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -71,6 +71,10 @@ type Options struct {
 type API struct {
 	opts Options
 	log  *slog.Logger
+
+	openAPIOnce sync.Once
+	openAPIBody []byte
+	openAPIErr  error
 }
 
 // New returns the API.
@@ -100,6 +104,7 @@ func (a *API) Register(mux Router) {
 		})
 	}
 	h("GET /api/health", a.health)
+	h("GET "+OpenAPIPath, a.openAPI)
 	h("GET /api/agents", a.listAgents)
 	h("POST /api/agents", a.createAgent)
 	h("GET /api/agents/{name}", a.getAgent)
@@ -143,6 +148,10 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) error {
 // listRuns lists the runs in progress and the recently finished ones
 // that the principal may see (its own; an admin sees all).
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
+	pg, err := ParsePage(r)
+	if err != nil {
+		return err
+	}
 	p := who(r)
 	runs := []agent.RunInfo{}
 	for _, ri := range a.opts.Kernel.Runs() {
@@ -150,7 +159,7 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request) error {
 			runs = append(runs, ri)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	writeJSON(w, http.StatusOK, PageBody("runs", Window(runs, pg), len(runs), pg))
 	return nil
 }
 
@@ -160,6 +169,10 @@ func (a *API) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	if a.opts.Approvals == nil {
 		return errorf(http.StatusServiceUnavailable, "unavailable", "approvals are not enabled")
 	}
+	pg, err := ParsePage(r)
+	if err != nil {
+		return err
+	}
 	p := who(r)
 	out := []tool.PendingApproval{}
 	for _, x := range a.opts.Approvals.Pending() {
@@ -167,7 +180,9 @@ func (a *API) listApprovals(w http.ResponseWriter, r *http.Request) error {
 			out = append(out, x)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": out, "timeout_seconds": a.opts.Approvals.Timeout().Seconds()})
+	body := PageBody("approvals", Window(out, pg), len(out), pg)
+	body["timeout_seconds"] = a.opts.Approvals.Timeout().Seconds()
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -208,6 +223,10 @@ func (a *API) decideApproval(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) listAgents(w http.ResponseWriter, r *http.Request) error {
+	pg, err := ParsePage(r)
+	if err != nil {
+		return err
+	}
 	all, err := a.opts.Kernel.Agents().List(r.Context())
 	if err != nil {
 		return err
@@ -220,7 +239,7 @@ func (a *API) listAgents(w http.ResponseWriter, r *http.Request) error {
 			entries = append(entries, e)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"agents": entries, "total": len(entries)})
+	writeJSON(w, http.StatusOK, PageBody("agents", Window(entries, pg), len(entries), pg))
 	return nil
 }
 
@@ -370,12 +389,12 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, run *agent.RunReque
 }
 
 func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
-	limit, offset, err := paging(r)
+	pg, err := ParsePage(r)
 	if err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.SessionFilter{Agent: q.Get("agent"), Principal: q.Get("principal"), Query: q.Get("q"), Limit: limit, Offset: offset}
+	f := store.SessionFilter{Agent: q.Get("agent"), Principal: q.Get("principal"), Query: q.Get("q"), Limit: pg.Limit, Offset: pg.Offset}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own
 	}
@@ -383,11 +402,15 @@ func (a *API) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	total, err := a.opts.Store.CountSessions(r.Context(), f)
+	if err != nil {
+		return err
+	}
 	out := make([]sessionJSON, len(ss))
 	for i, s := range ss {
 		out[i] = toSessionJSON(s)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+	writeJSON(w, http.StatusOK, PageBody("sessions", out, total, pg))
 	return nil
 }
 
@@ -436,6 +459,10 @@ func (a *API) deleteSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
+	pg, err := ParsePage(r)
+	if err != nil {
+		return err
+	}
 	p := who(r)
 	specs := []tool.Spec{}
 	for _, t := range a.opts.Tools.List() {
@@ -443,7 +470,7 @@ func (a *API) listTools(w http.ResponseWriter, r *http.Request) error {
 			specs = append(specs, sp)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tools": specs, "total": len(specs)})
+	writeJSON(w, http.StatusOK, PageBody("tools", Window(specs, pg), len(specs), pg))
 	return nil
 }
 
@@ -473,12 +500,12 @@ func (a *API) callTool(w http.ResponseWriter, r *http.Request) error {
 
 func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	limit, _, err := paging(r)
+	pg, err := ParsePage(r)
 	if err != nil {
 		return err
 	}
 	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"),
-		Decision: q.Get("decision"), Outcome: q.Get("outcome"), Limit: limit}
+		Decision: q.Get("decision"), Outcome: q.Get("outcome"), Limit: pg.Limit, Offset: pg.Offset}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own calls
 	}
@@ -498,16 +525,40 @@ func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	type rec struct {
-		store.AuditRecord
-		DurationMS float64 `json:"duration_ms"`
+	total, err := a.opts.Store.CountAudit(r.Context(), f)
+	if err != nil {
+		return err
 	}
-	out := make([]rec, len(recs))
+	out := make([]AuditRecord, len(recs))
 	for i, x := range recs {
-		out[i] = rec{x, float64(x.Duration.Microseconds()) / 1000}
+		out[i] = toAuditRecord(x)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"records": out})
+	writeJSON(w, http.StatusOK, PageBody("records", out, total, pg))
 	return nil
+}
+
+// AuditRecord is an audit record as GET /api/audit answers it: the
+// store's record in the API's snake_case (the store's type has no JSON
+// names, and once answered its Go field names).
+type AuditRecord struct {
+	ID         int64     `json:"id"`
+	Time       time.Time `json:"time"`
+	Agent      string    `json:"agent"`
+	SessionID  string    `json:"session_id"`
+	Tool       string    `json:"tool"`
+	ArgsDigest string    `json:"args_digest"`
+	Decision   string    `json:"decision"`
+	Outcome    string    `json:"outcome"`
+	Detail     string    `json:"detail"`
+	Untrusted  bool      `json:"untrusted"`
+	DurationMS float64   `json:"duration_ms"`
+	Principal  string    `json:"principal"`
+}
+
+func toAuditRecord(x store.AuditRecord) AuditRecord {
+	return AuditRecord{ID: x.ID, Time: x.Time, Agent: x.Agent, SessionID: x.SessionID, Tool: x.Tool, ArgsDigest: x.ArgsDigest,
+		Decision: x.Decision, Outcome: x.Outcome, Detail: x.Detail, Untrusted: x.Untrusted,
+		DurationMS: float64(x.Duration.Microseconds()) / 1000, Principal: x.Principal}
 }
 
 func (a *API) mcpServers(w http.ResponseWriter, r *http.Request) error {
@@ -641,26 +692,6 @@ func jsonKind(k string) string {
 		return "an object"
 	}
 	return "a " + k
-}
-
-func paging(r *http.Request) (limit, offset int, err error) {
-	q := r.URL.Query()
-	for _, p := range []struct {
-		name string
-		dst  *int
-	}{{"limit", &limit}, {"offset", &offset}} {
-		if s := q.Get(p.name); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 0 {
-				return 0, 0, errorf(http.StatusBadRequest, "invalid", "%s: %q is not a non-negative integer", p.name, s)
-			}
-			*p.dst = n
-		}
-	}
-	if limit > 1000 {
-		limit = 1000
-	}
-	return limit, offset, nil
 }
 
 // Router is where Register adds its routes: an *http.ServeMux, or the

@@ -144,6 +144,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v) // the client may be gone; nothing to do about it
 }
 
+// WriteErrorOf writes err as the API's handlers do (ToError's status and
+// code, with the field at fault), for other edges' non-protocol routes.
+func WriteErrorOf(w http.ResponseWriter, err error) {
+	e := *ToError(err)
+	e.RequestID = RequestIDOf(w)
+	writeJSON(w, e.Status, map[string]*Error{"error": &e})
+}
+
 // WriteError writes an error in the API's stable shape; middleware and
 // other edges' non-protocol routes use it.
 func WriteError(w http.ResponseWriter, status int, code, message string) {

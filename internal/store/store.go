@@ -110,6 +110,9 @@ type SessionStore interface {
 	GetSession(ctx context.Context, id string) (Session, error)
 	// ListSessions returns sessions, most recently updated first.
 	ListSessions(ctx context.Context, f SessionFilter) ([]Session, error)
+	// CountSessions is how many sessions ListSessions would return
+	// without f's Limit and Offset: the total an API page reports.
+	CountSessions(ctx context.Context, f SessionFilter) (int, error)
 	// DeleteSession removes the session and its messages.
 	DeleteSession(ctx context.Context, id string) error
 	// AppendMessages appends msgs atomically, assigns their Seq, and bumps
@@ -260,6 +263,7 @@ type AuditFilter struct {
 	Since     time.Time // inclusive
 	Until     time.Time // exclusive
 	Limit     int       // 0 = no limit
+	Offset    int       // records to skip, newest first
 }
 
 // AuditStore persists the audit log. It is append-only.
@@ -267,6 +271,9 @@ type AuditStore interface {
 	AppendAudit(ctx context.Context, r AuditRecord) (int64, error)
 	// QueryAudit returns matching records, newest first.
 	QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
+	// CountAudit is how many records QueryAudit would return without f's
+	// Limit and Offset: the total an API page reports.
+	CountAudit(ctx context.Context, f AuditFilter) (int, error)
 }
 
 // MCPServer is an MCP server registered at runtime through the API. Config

@@ -58,29 +58,43 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 // the same Time come most recently appended first.
 func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
 	const op = "query audit log"
-	var conds []string
 	var args []any
-	for _, c := range []struct{ col, val string }{
-		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool}, {"principal", f.Principal},
-		{"decision", f.Decision}, {"outcome", f.Outcome},
-	} {
-		if c.val != "" {
-			conds = append(conds, c.col+" = "+param(&args, c.val))
-		}
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, "time >= "+param(&args, f.Since))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, "time < "+param(&args, f.Until))
-	}
-	q := "SELECT id, " + auditColumns + " FROM audit" + where(conds) + " ORDER BY time DESC, id DESC LIMIT " + param(&args, limitArg(f.Limit))
+	q := "SELECT id, " + auditColumns + " FROM audit" + auditWhere(&args, f) + " ORDER BY time DESC, id DESC LIMIT " +
+		param(&args, limitArg(f.Limit)) + " OFFSET " + param(&args, int64(max(f.Offset, 0)))
 	rows, err := db.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	out, err := collect(rows, scanAudit)
 	return out, wrap(op, err)
+}
+
+// CountAudit implements store.AuditStore.
+func (db *DB) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	var args []any
+	var n int64
+	err := db.pool.QueryRow(ctx, "SELECT count(*) FROM audit"+auditWhere(&args, f), args...).Scan(&n)
+	return int(n), wrap("count audit records", err)
+}
+
+// auditWhere is f's WHERE clause ("" for none); its parameters go to args.
+func auditWhere(args *[]any, f store.AuditFilter) string {
+	var conds []string
+	for _, c := range []struct{ col, val string }{
+		{"agent", f.Agent}, {"session_id", f.SessionID}, {"tool", f.Tool}, {"principal", f.Principal},
+		{"decision", f.Decision}, {"outcome", f.Outcome},
+	} {
+		if c.val != "" {
+			conds = append(conds, c.col+" = "+param(args, c.val))
+		}
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "time >= "+param(args, f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "time < "+param(args, f.Until))
+	}
+	return where(conds)
 }
 
 func scanAudit(r pgx.Row) (store.AuditRecord, error) {

@@ -79,25 +79,8 @@ func (db *DB) GetSession(ctx context.Context, id string) (store.Session, error) 
 // instant come in ID order.
 func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, error) {
 	const op = "list sessions"
-	var conds []string
 	var args []any
-	if f.Agent != "" {
-		conds = append(conds, "agent = "+param(&args, f.Agent))
-	}
-	if f.Principal != "" {
-		conds = append(conds, "principal = "+param(&args, f.Principal))
-	}
-	if f.Query != "" {
-		// ILIKE, as SQLite's LIKE, ignores ASCII case; the query's own
-		// wildcards are escaped so "100%" means those four characters.
-		// Titles are bytea (they may hold invalid UTF-8): they are
-		// matched in their escape encoding, and so is the query.
-		text := param(&args, "%"+likeEscaper.Replace(f.Query)+"%")
-		title := param(&args, "%"+likeEscaper.Replace(byteaEscape(f.Query))+"%")
-		conds = append(conds, "(id ILIKE "+text+" OR agent ILIKE "+text+" OR encode(title, 'escape') ILIKE "+title+
-			" OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id AND m.content::text ILIKE "+text+"))")
-	}
-	q := "SELECT " + sessionColumns + " FROM sessions" + where(conds) + " ORDER BY updated_at DESC, id"
+	q := "SELECT " + sessionColumns + " FROM sessions" + sessionWhere(&args, f) + " ORDER BY updated_at DESC, id"
 	q += " LIMIT " + param(&args, limitArg(f.Limit)) + " OFFSET " + param(&args, int64(max(f.Offset, 0)))
 	rows, err := db.pool.Query(ctx, q, args...)
 	if err != nil {
@@ -105,6 +88,36 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 	}
 	out, err := collect(rows, scanSession)
 	return out, wrap(op, err)
+}
+
+// CountSessions implements store.SessionStore.
+func (db *DB) CountSessions(ctx context.Context, f store.SessionFilter) (int, error) {
+	var args []any
+	var n int64
+	err := db.pool.QueryRow(ctx, "SELECT count(*) FROM sessions"+sessionWhere(&args, f), args...).Scan(&n)
+	return int(n), wrap("count sessions", err)
+}
+
+// sessionWhere is f's WHERE clause ("" for none); its parameters go to args.
+func sessionWhere(args *[]any, f store.SessionFilter) string {
+	var conds []string
+	if f.Agent != "" {
+		conds = append(conds, "agent = "+param(args, f.Agent))
+	}
+	if f.Principal != "" {
+		conds = append(conds, "principal = "+param(args, f.Principal))
+	}
+	if f.Query != "" {
+		// ILIKE, as SQLite's LIKE, ignores ASCII case; the query's own
+		// wildcards are escaped so "100%" means those four characters.
+		// Titles are bytea (they may hold invalid UTF-8): they are
+		// matched in their escape encoding, and so is the query.
+		text := param(args, "%"+likeEscaper.Replace(f.Query)+"%")
+		title := param(args, "%"+likeEscaper.Replace(byteaEscape(f.Query))+"%")
+		conds = append(conds, "(id ILIKE "+text+" OR agent ILIKE "+text+" OR encode(title, 'escape') ILIKE "+title+
+			" OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id AND m.content::text ILIKE "+text+"))")
+	}
+	return where(conds)
 }
 
 // DeleteSession implements store.SessionStore. The session's messages go

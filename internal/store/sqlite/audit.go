@@ -63,6 +63,28 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 // the same Time come most recently appended first.
 func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
 	const op = "query audit log"
+	w, args := auditWhere(f)
+	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal FROM audit" +
+		w + " ORDER BY time DESC, id DESC"
+	q, args = limitOffset(q, args, f.Limit, f.Offset)
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	out, err := collect(rows, scanAudit)
+	return out, wrap(op, err)
+}
+
+// CountAudit implements store.AuditStore.
+func (db *DB) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	w, args := auditWhere(f)
+	var n int
+	err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM audit"+w, args...).Scan(&n)
+	return n, wrap("count audit records", err)
+}
+
+// auditWhere is f's WHERE clause ("" for none) and its arguments.
+func auditWhere(f store.AuditFilter) (string, []any) {
 	var conds []string
 	var args []any
 	for _, c := range []struct{ col, val string }{
@@ -82,18 +104,10 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 		conds = append(conds, "time < ?")
 		args = append(args, toDB(f.Until))
 	}
-	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal FROM audit"
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
+	if len(conds) == 0 {
+		return "", nil
 	}
-	q += " ORDER BY time DESC, id DESC"
-	q, args = limitOffset(q, args, f.Limit, 0)
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	out, err := collect(rows, scanAudit)
-	return out, wrap(op, err)
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 func scanAudit(r scanner) (store.AuditRecord, error) {

@@ -76,7 +76,27 @@ func (db *DB) GetSession(ctx context.Context, id string) (store.Session, error) 
 // instant come in ID order.
 func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, error) {
 	const op = "list sessions"
-	q := "SELECT " + sessionColumns + " FROM sessions"
+	w, args := sessionWhere(f)
+	q := "SELECT " + sessionColumns + " FROM sessions" + w + " ORDER BY updated_at DESC, id"
+	q, args = limitOffset(q, args, f.Limit, f.Offset)
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	out, err := collect(rows, scanSession)
+	return out, wrap(op, err)
+}
+
+// CountSessions implements store.SessionStore.
+func (db *DB) CountSessions(ctx context.Context, f store.SessionFilter) (int, error) {
+	w, args := sessionWhere(f)
+	var n int
+	err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM sessions"+w, args...).Scan(&n)
+	return n, wrap("count sessions", err)
+}
+
+// sessionWhere is f's WHERE clause ("" for none) and its arguments.
+func sessionWhere(f store.SessionFilter) (string, []any) {
 	var args []any
 	var conds []string
 	if f.Agent != "" {
@@ -95,17 +115,10 @@ func (db *DB) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.
 			OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = sessions.id AND m.content LIKE ? ESCAPE '\'))`)
 		args = append(args, like, like, like, like)
 	}
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
+	if len(conds) == 0 {
+		return "", nil
 	}
-	q += " ORDER BY updated_at DESC, id"
-	q, args = limitOffset(q, args, f.Limit, f.Offset)
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	out, err := collect(rows, scanSession)
-	return out, wrap(op, err)
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -49,6 +49,7 @@ const (
 	opCreateSession
 	opGetSession
 	opListSessions
+	opCountSessions
 	opDeleteSession
 	opAppendMessages
 	opMessages
@@ -70,6 +71,7 @@ const (
 	opAppendAudit
 	opAppendAuditBatch
 	opQueryAudit
+	opCountAudit
 	opAppendMessagesCreateTask
 	opCreateSessionWithTask
 	opPutMCPServer
@@ -82,11 +84,11 @@ const (
 // opNames are the db.operation.name values: the method names.
 var opNames = [numOps]string{
 	"PutAgent", "GetAgent", "ListAgents", "DeleteAgent",
-	"CreateSession", "GetSession", "ListSessions", "DeleteSession", "AppendMessages", "Messages",
+	"CreateSession", "GetSession", "ListSessions", "CountSessions", "DeleteSession", "AppendMessages", "Messages",
 	"CreateTask", "UpdateTask", "GetTask", "ListTasks", "PruneTasks", "FailRunningTasks",
 	"PutPushConfig", "GetPushConfig", "ListPushConfigs", "AllPushConfigs", "DeletePushConfig", "DeletePushConfigs",
 	"PutMemory", "RecallMemory", "DeleteMemory",
-	"AppendAudit", "AppendAuditBatch", "QueryAudit",
+	"AppendAudit", "AppendAuditBatch", "QueryAudit", "CountAudit",
 	"AppendMessagesCreateTask", "CreateSessionWithTask",
 	"PutMCPServer", "ListMCPServers", "DeleteMCPServer",
 	"Ping",
@@ -261,6 +263,13 @@ func (m *metered) ListSessions(ctx context.Context, f store.SessionFilter) ([]st
 	return ss, err
 }
 
+func (m *metered) CountSessions(ctx context.Context, f store.SessionFilter) (int, error) {
+	start := time.Now()
+	n, err := m.st.CountSessions(ctx, f)
+	m.record(ctx, opCountSessions, start, err)
+	return n, err
+}
+
 func (m *metered) DeleteSession(ctx context.Context, id string) error {
 	start := time.Now()
 	err := m.st.DeleteSession(ctx, id)
@@ -401,6 +410,13 @@ func (m *metered) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.
 	rs, err := m.st.QueryAudit(ctx, f)
 	m.record(ctx, opQueryAudit, start, err)
 	return rs, err
+}
+
+func (m *metered) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	start := time.Now()
+	n, err := m.st.CountAudit(ctx, f)
+	m.record(ctx, opCountAudit, start, err)
+	return n, err
 }
 
 func (m *metered) PutMCPServer(ctx context.Context, s store.MCPServer) error {

@@ -93,6 +93,10 @@ var auditTests = map[string]func(t *testing.T, s suite){
 			{"Combined", store.AuditFilter{Agent: "a", Since: at(2)}, []string{"r4", "r3"}},
 			{"Limit", store.AuditFilter{Limit: 2}, []string{"r4", "r2"}},
 			{"FilterLimit", store.AuditFilter{Tool: "t1", Limit: 1}, []string{"r3"}},
+			{"LimitOffset", store.AuditFilter{Limit: 2, Offset: 1}, []string{"r2", "r3"}},
+			{"OffsetOnly", store.AuditFilter{Offset: 3}, []string{"r1"}},
+			{"OffsetPastEnd", store.AuditFilter{Offset: 9}, nil},
+			{"FilterLimitOffset", store.AuditFilter{Agent: "a", Limit: 1, Offset: 1}, []string{"r3"}},
 			{"NoMatch", store.AuditFilter{Agent: "zzz"}, nil},
 			{"Principal", store.AuditFilter{Principal: "alice"}, []string{"r3", "r1"}},
 			{"PrincipalAndTool", store.AuditFilter{Principal: "alice", Tool: "t1", Limit: 1}, []string{"r3"}},
@@ -110,6 +114,16 @@ var auditTests = map[string]func(t *testing.T, s suite){
 					if r.ID != ids[r.Detail] {
 						t.Errorf("%s has ID %d, AppendAudit returned %d", r.Detail, r.ID, ids[r.Detail])
 					}
+				}
+				// The count is of every match, whatever the page.
+				all := c.f
+				all.Limit, all.Offset = 0, 0
+				rs, err := st.QueryAudit(ctx, all)
+				ok(t, err, "QueryAudit(%+v)", all)
+				n, err := st.CountAudit(ctx, c.f)
+				ok(t, err, "CountAudit(%+v)", c.f)
+				if n != len(rs) {
+					t.Errorf("CountAudit(%+v) = %d, want %d", c.f, n, len(rs))
 				}
 			})
 		}

@@ -97,6 +97,16 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 				got, err := st.ListSessions(ctx, c.f)
 				ok(t, err, "ListSessions(%+v)", c.f)
 				equalStrings(t, "sessions", sessionIDs(got), c.want)
+				// The count is of every match, whatever the page.
+				all := c.f
+				all.Limit, all.Offset = 0, 0
+				ss, err := st.ListSessions(ctx, all)
+				ok(t, err, "ListSessions(%+v)", all)
+				n, err := st.CountSessions(ctx, c.f)
+				ok(t, err, "CountSessions(%+v)", c.f)
+				if n != len(ss) {
+					t.Errorf("CountSessions(%+v) = %d, want %d", c.f, n, len(ss))
+				}
 			})
 		}
 	},
@@ -128,6 +138,11 @@ var sessionTests = map[string]func(t *testing.T, s suite){
 			ids := sessionIDs(got)
 			slices.Sort(ids) // the order is List's business
 			equalStrings(t, "sessions matching "+c.q, ids, c.want)
+			n, err := st.CountSessions(ctx, store.SessionFilter{Query: c.q})
+			ok(t, err, "CountSessions(Query %q)", c.q)
+			if n != len(c.want) {
+				t.Errorf("CountSessions(Query %q) = %d, want %d", c.q, n, len(c.want))
+			}
 		}
 		got, err := st.ListSessions(ctx, store.SessionFilter{Query: "the", Agent: "writer", Limit: 1})
 		ok(t, err, "ListSessions(Query, Agent, Limit)")

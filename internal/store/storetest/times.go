@@ -127,6 +127,7 @@ var contextTests = map[string]func(t *testing.T, s suite){
 			},
 			"GetSession":    func() error { _, err := st.GetSession(dead, "s"); return err },
 			"ListSessions":  func() error { _, err := st.ListSessions(dead, store.SessionFilter{}); return err },
+			"CountSessions": func() error { _, err := st.CountSessions(dead, store.SessionFilter{}); return err },
 			"DeleteSession": func() error { return st.DeleteSession(dead, "s") },
 			"AppendMessages": func() error {
 				_, err := st.AppendMessages(dead, "s", []store.Message{msg(t, "user", "x")})
@@ -156,6 +157,7 @@ var contextTests = map[string]func(t *testing.T, s suite){
 			"DeleteMemory":      func() error { return st.DeleteMemory(dead, "a", "k") },
 			"AppendAudit":       func() error { _, err := st.AppendAudit(dead, store.AuditRecord{Tool: "x"}); return err },
 			"QueryAudit":        func() error { _, err := st.QueryAudit(dead, store.AuditFilter{}); return err },
+			"CountAudit":        func() error { _, err := st.CountAudit(dead, store.AuditFilter{}); return err },
 			"PutMCPServer":      func() error { return st.PutMCPServer(dead, store.MCPServer{Name: "m", Config: raw(t, 1)}) },
 			"ListMCPServers":    func() error { _, err := st.ListMCPServers(dead); return err },
 			"DeleteMCPServer":   func() error { return st.DeleteMCPServer(dead, "m") },

@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/auditlog"
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/daemon"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/mcpclient"
+	"github.com/agentd/agentd/internal/store"
 )
 
 // repoRoot walks up from the test's directory to go.mod.
@@ -216,6 +218,7 @@ enabled = true
 		d.Close()
 	})
 	waitForTool(t, d, echoTool)
+	bulkAudit(t, d)
 
 	shots := os.Getenv("AGENTD_DASHBOARD_SHOTS")
 	if shots == "" {
@@ -239,6 +242,31 @@ enabled = true
 	}
 	if !strings.Contains(string(out), "dashboard e2e: all steps passed") {
 		t.Fatal("the browser script ended without reporting success")
+	}
+}
+
+// bulkRecords is how many audit records bulkAudit adds: the audit page
+// must page through a log this long.
+const bulkRecords = 10000
+
+// bulkAudit appends bulkRecords audit records of agent "bulk", tool
+// bulk_NNNNN (00000 the oldest), one second apart in 2020: older than
+// anything the script does, so the other steps' newest-first views start
+// with their own records.
+func bulkAudit(t *testing.T, d *daemon.Daemon) {
+	t.Helper()
+	ba, ok := d.Store.(auditlog.BatchAppender)
+	if !ok {
+		t.Fatalf("the store (%T) cannot append a batch", d.Store)
+	}
+	t0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	recs := make([]store.AuditRecord, bulkRecords)
+	for i := range recs {
+		recs[i] = store.AuditRecord{Time: t0.Add(time.Duration(i) * time.Second), Agent: "bulk", Tool: fmt.Sprintf("bulk_%05d", i),
+			Decision: "allow", Outcome: "ok", Duration: time.Millisecond}
+	}
+	if err := ba.AppendAuditBatch(t.Context(), recs); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -35,6 +35,11 @@ export default async function audit(ctx) {
     field('Decision', decision, { name: 'decision' }), field('Outcome', outcome, { name: 'outcome' }),
     field('From', since, { name: 'since' }), field('Until', until, { name: 'until' }), field('Show', limit, { name: 'limit' }),
     h('div', { class: 'field' }, reset), toolNames);
+  // The page's offset: the API answers one window of the log and its
+  // total, so a long log is paged, not cut.
+  let offset = Math.max(0, parseInt(q.get('offset') || '0', 10) || 0);
+  const newer = h('button', { class: 'btn', type: 'button', id: 'audit-newer' }, 'Newer');
+  const older = h('button', { class: 'btn', type: 'button', id: 'audit-older' }, 'Older');
   const results = h('section', { class: 'card', id: 'audit-results', 'aria-live': 'polite' });
   replace(ctx.main,
     h('div', { class: 'page-head' }, h('h1', null, 'Audit log'), h('span', { class: 'sub' }, 'every tool call, its decision and outcome; arguments are kept only as a digest')),
@@ -50,7 +55,7 @@ export default async function audit(ctx) {
 
   const params = () => {
     const iso = (el) => (el.value ? new Date(el.value).toISOString().replace(/\.\d{3}Z$/, 'Z') : '');
-    return { agent: agent.value, session_id: session.value.trim(), tool: tool.value.trim(), decision: decision.value, outcome: outcome.value, since: iso(since), until: iso(until), limit: limit.value };
+    return { agent: agent.value, session_id: session.value.trim(), tool: tool.value.trim(), decision: decision.value, outcome: outcome.value, since: iso(since), until: iso(until), limit: limit.value, offset: offset || '' };
   };
 
   let shown = null;
@@ -65,35 +70,44 @@ export default async function audit(ctx) {
       return;
     }
     const recs = r.records || [];
-    if (shown && same(shown, recs)) return;
-    shown = recs;
-    const filtered = Object.entries(p).some(([k, v]) => v && k !== 'limit');
+    const total = r.total || 0;
+    if (shown && same(shown, { recs, total })) return;
+    shown = { recs, total };
+    const filtered = Object.entries(p).some(([k, v]) => v && k !== 'limit' && k !== 'offset');
+    newer.disabled = offset === 0;
+    older.disabled = offset + recs.length >= total;
+    const range = recs.length ? `${(offset + 1).toLocaleString()}–${(offset + recs.length).toLocaleString()} of ` : '';
     replace(results,
-      h('header', null, h('h2', null, `${recs.length}${recs.length === Number(p.limit) ? '+' : ''} record${recs.length === 1 ? '' : 's'}`), h('span', { class: 'spacer' }), h('span', { class: 'hint' }, 'newest first; refreshes every 5 seconds')),
+      h('header', null, h('h2', { id: 'audit-count' }, `${range}${total.toLocaleString()} record${total === 1 ? '' : 's'}`), h('span', { class: 'spacer' }),
+        h('span', { class: 'hint' }, 'newest first; refreshes every 5 seconds'), total > recs.length ? h('span', { class: 'pager' }, newer, ' ', older) : null),
       recs.length === 0
         ? empty(filtered ? 'No call matches these filters' : 'No tool calls yet', filtered ? 'Widen the time range or clear a filter.' : 'Every call an agent (or you, on the Tools page) makes is recorded here.')
         : table(['Time', 'Agent', 'Tool', 'Decision', 'Outcome', 'Took', 'Session', 'Principal', 'Detail'], recs.map((x) => ({
           class: 'audit-row',
           cells: [
-            h('span', { class: 'nowrap small' }, time(x.Time)),
-            x.Agent,
-            h('a', { href: `#/tools/${encodeURIComponent(x.Tool)}`, class: 'mono small' }, x.Tool),
-            stateBadge(x.Decision),
-            [stateBadge(x.Outcome), x.Untrusted ? [' ', badge('untrusted', 'untrusted')] : null],
+            h('span', { class: 'nowrap small' }, time(x.time)),
+            x.agent,
+            h('a', { href: `#/tools/${encodeURIComponent(x.tool)}`, class: 'mono small' }, x.tool),
+            stateBadge(x.decision),
+            [stateBadge(x.outcome), x.untrusted ? [' ', badge('untrusted', 'untrusted')] : null],
             { v: `${x.duration_ms < 10 ? x.duration_ms.toFixed(1) : Math.round(x.duration_ms)} ms`, class: 'num nowrap' },
-            x.SessionID ? h('a', { href: `#/sessions/${encodeURIComponent(x.SessionID)}`, class: 'mono small', title: x.SessionID }, x.SessionID.slice(0, 8)) : '—',
-            x.Principal || '—',
-            h('span', { class: 'small' }, x.Detail || ''),
+            x.session_id ? h('a', { href: `#/sessions/${encodeURIComponent(x.session_id)}`, class: 'mono small', title: x.session_id }, x.session_id.slice(0, 8)) : '—',
+            x.principal || '—',
+            h('span', { class: 'small' }, x.detail || ''),
           ],
         })), { label: 'Audit records' }));
   };
-  const apply = debounce(() => {
+  const show = () => {
     history.replaceState(null, '', `#/audit${qs(params())}`);
     shown = null;
     load();
-  }, 250);
+  };
+  // A changed filter starts again at the newest records.
+  const apply = debounce(() => { offset = 0; show(); }, 250);
   form.addEventListener('input', apply);
   form.addEventListener('change', apply);
+  newer.addEventListener('click', () => { offset = Math.max(0, offset - Number(limit.value)); show(); });
+  older.addEventListener('click', () => { offset += Number(limit.value); show(); });
   reset.addEventListener('click', () => {
     for (const el of [agent, session, tool, decision, outcome, since, until]) el.value = '';
     limit.value = '200';

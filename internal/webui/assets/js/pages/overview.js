@@ -115,8 +115,8 @@ function problems(d) {
     if (r.error) out.push({ at: r.ended || r.started, what: `run of ${r.agent}`, detail: r.error, link: r.session_id ? `#/sessions/${encodeURIComponent(r.session_id)}` : '' });
   }
   for (const a of d.audit.records || []) {
-    if (a.Outcome === 'error' || a.Outcome === 'denied' || a.Outcome === 'timeout') {
-      out.push({ at: a.Time, what: `${a.Tool} (${a.Outcome})`, detail: a.Detail || '', link: `#/audit?tool=${encodeURIComponent(a.Tool)}` });
+    if (a.outcome === 'error' || a.outcome === 'denied' || a.outcome === 'timeout') {
+      out.push({ at: a.time, what: `${a.tool} (${a.outcome})`, detail: a.detail || '', link: `#/audit?tool=${encodeURIComponent(a.tool)}` });
     }
   }
   for (const s of d.mcp.servers || []) {
