@@ -285,6 +285,11 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
 		Agent: m.Name, SessionID: sess.ID, Principal: req.Principal, Workspace: k.opts.Workspace(m), Depth: req.Depth,
 		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: req.Tainted || tainted(history),
+		OnQueued: func(p tool.PendingApproval) {
+			k.log.Info("approval waiting", "approval", p.ID, "agent", p.Agent, "session", p.SessionID,
+				"tool", p.Tool, "principal", p.Principal, "deadline", p.Deadline)
+			emit(Event{Type: EventApproval, SessionID: sess.ID, ToolCall: toolCallOf(p), Approval: &p})
+		},
 	})
 	if req.OnScope != nil {
 		req.OnScope(scope)
@@ -753,4 +758,10 @@ func serialise(f func(Event)) func(Event) {
 		defer mu.Unlock()
 		f(e)
 	}
+}
+
+// toolCallOf is the call an approval request is about, for edges that
+// show approvals next to their tool call.
+func toolCallOf(p tool.PendingApproval) *llm.ToolCall {
+	return &llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: p.Args}
 }
