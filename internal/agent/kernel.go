@@ -218,12 +218,27 @@ func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
 	}
 	k.runs.finish(runID, res, err)
 	if err != nil {
+		k.logFailed(ctx, runID, req, res, err)
 		emit(Event{Type: EventError, SessionID: sessionOf(res, req), Error: err.Error()})
 		return res, err
 	}
 	msg := res.Message
 	emit(Event{Type: EventFinal, SessionID: res.SessionID, Message: &msg, StopReason: res.StopReason, Usage: &res.Usage})
 	return res, nil
+}
+
+// logFailed logs a run that ended in an error, with its ids, so an
+// operator reading the log at the default level sees it: a refusal (no
+// such agent or session, no right) at INFO, anything else at WARN.
+func (k *Kernel) logFailed(ctx context.Context, runID string, req *RunRequest, res *RunResult, err error) {
+	lvl := slog.LevelWarn
+	msg := "run failed"
+	if errors.Is(err, ErrAgentNotFound) || errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrForbidden) ||
+		errors.Is(err, ErrWrongAgent) || errors.Is(err, ErrSessionBusy) {
+		lvl, msg = slog.LevelInfo, "run refused"
+	}
+	k.log.Log(ctx, lvl, msg, "run", runID, "agent", req.Agent, "session", sessionOf(res, req),
+		"origin", req.Origin, "principal", principal.NameOf(req.Principal), "err", err)
 }
 
 func sessionOf(res *RunResult, req *RunRequest) string {

@@ -157,6 +157,9 @@ func group(cmd *cobra.Command) *cobra.Command {
 
 func unknownSubcommand(c *cobra.Command, name string) error {
 	msg := fmt.Sprintf("unknown command %q for %q", name, c.CommandPath())
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default, which only its root applies
+	}
 	if s := c.SuggestionsFor(name); len(s) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 	} else {
