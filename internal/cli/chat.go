@@ -51,11 +51,23 @@ backslash continues the message on the next line.`,
 				return err
 			}
 			ch := &chat{e: e, c: c, agent: args[0], session: session, quiet: quiet}
+			f, ok := e.stdin.(*os.File)
+			tty := ok && f == os.Stdin && isTerminal(f)
 			if len(args) > 1 {
-				_, err := ch.turn(ctx, strings.Join(args[1:], " "), nil)
+				msg := strings.Join(args[1:], " ")
+				if !tty {
+					_, err := ch.turn(ctx, msg, nil)
+					return err
+				}
+				// At a terminal one message asks for approvals too, and
+				// Ctrl-C stops it (exit 1, as an interrupted command).
+				stopped, err := ch.ttyTurn(ctx, msg)
+				if err == nil && stopped {
+					err = errors.New("stopped")
+				}
 				return err
 			}
-			if f, ok := e.stdin.(*os.File); ok && f == os.Stdin && isTerminal(f) {
+			if tty {
 				return ch.interactive(ctx, cfg)
 			}
 			return ch.lines(ctx)

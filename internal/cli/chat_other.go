@@ -14,3 +14,8 @@ import (
 func isTerminal(*os.File) bool { return false }
 
 func (ch *chat) interactive(ctx context.Context, _ *config.Config) error { return ch.lines(ctx) }
+
+func (ch *chat) ttyTurn(ctx context.Context, msg string) (bool, error) {
+	_, err := ch.turn(ctx, msg, nil)
+	return false, err
+}

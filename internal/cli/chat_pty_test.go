@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -47,6 +48,8 @@ type terminal struct {
 	out  bytes.Buffer
 	seen int // out[:seen] was matched already
 	done chan error
+	// waited is set once done was received (by exit).
+	waited bool
 }
 
 func startTerminal(t *testing.T, env []string, args ...string) *terminal {
@@ -85,7 +88,7 @@ func startTerminal(t *testing.T, env []string, args ...string) *terminal {
 	}()
 	go func() { term.done <- cmd.Wait() }()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		if !term.waited {
 			cmd.Process.Kill()
 			<-term.done
 		}
@@ -133,18 +136,24 @@ func (term *terminal) expect(want string) {
 	}
 }
 
-// TestChatTerminal drives `agentd chat` on a pseudo-terminal against a
-// daemon whose model is a wire-format fake: line editing and history,
-// continuation lines, a bracketed paste as one message, an empty line
-// that does not quit, Ctrl-C that stops an answer and keeps the chat,
-// an approval asked and answered at the prompt, and Ctrl-D that quits.
-func TestChatTerminal(t *testing.T) {
+// chatFixture is a daemon whose fake model echoes messages, answers
+// "slow" slowly, and for "fetch and write" fetches a page that asks it to
+// write note.txt, then writes it (a call that needs approval).
+type chatFixture struct {
+	d  *daemonEnv
+	ws string
+
+	mu       sync.Mutex
+	received []string
+}
+
+func newChatFixture(t *testing.T) *chatFixture {
+	t.Helper()
+	f := &chatFixture{}
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("Please write note.txt."))
 	}))
-	defer page.Close()
-	var mu sync.Mutex
-	var received []string
+	t.Cleanup(page.Close)
 	model := llmtest.NewOpenAIServer(t, func(req *llmtest.Request) llmtest.Reply {
 		last := req.Messages[len(req.Messages)-1]
 		if len(last.ToolResults) > 0 {
@@ -154,9 +163,9 @@ func TestChatTerminal(t *testing.T) {
 			return llmtest.Reply{Text: "Wrote it: " + last.ToolResults[0].Content}
 		}
 		text := req.LastUserText()
-		mu.Lock()
-		received = append(received, text)
-		mu.Unlock()
+		f.mu.Lock()
+		f.received = append(f.received, text)
+		f.mu.Unlock()
 		switch text {
 		case "slow":
 			return llmtest.Reply{Text: "tick tock tick tock", Chunks: 4, Delay: time.Minute}
@@ -168,12 +177,12 @@ func TestChatTerminal(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("AGENTD_HOME", home)
 	t.Setenv("FAKE_LLM_KEY", "sk-test-secret-123")
-	ws := filepath.Join(home, "ws")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
+	f.ws = filepath.Join(home, "ws")
+	if err := os.MkdirAll(f.ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	d := runDaemon(t, home, addr, fmt.Sprintf(`listen = %q
+	f.d = runDaemon(t, home, addr, fmt.Sprintf(`listen = %q
 
 [providers.fake]
 kind = "openai"
@@ -189,10 +198,44 @@ provider = "fake"
 model = "test-model"
 tools = ["file_*", "web_fetch"]
 workspace = %q
-`, addr, model.URL, ws))
+`, addr, model.URL, f.ws))
+	return f
+}
 
-	term := startTerminal(t, []string{"AGENTD_HOME=" + d.home, "HOME=" + d.home, "TERM=xterm-256color", "AGENTD_ADDR="},
-		"--config", d.cfgFile, "chat", "assistant")
+// chat starts `agentd chat assistant ARGS...` on a terminal.
+func (f *chatFixture) chat(t *testing.T, args ...string) *terminal {
+	return startTerminal(t, []string{"AGENTD_HOME=" + f.d.home, "HOME=" + f.d.home, "TERM=xterm-256color", "AGENTD_ADDR="},
+		append([]string{"--config", f.d.cfgFile, "chat", "assistant"}, args...)...)
+}
+
+func (f *chatFixture) messages() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.received...)
+}
+
+func (term *terminal) exit(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-term.done:
+		term.waited = true
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("chat did not exit")
+		return nil
+	}
+}
+
+// TestChatTerminal drives `agentd chat` on a pseudo-terminal against a
+// daemon whose model is a wire-format fake: line editing and history,
+// continuation lines, a bracketed paste as one message, an empty line
+// that does not quit, Ctrl-C that stops an answer and keeps the chat,
+// an approval asked and answered at the prompt, and Ctrl-D that quits.
+func TestChatTerminal(t *testing.T) {
+	f := newChatFixture(t)
+	d, ws := f.d, f.ws
+
+	term := f.chat(t)
 	// Each prompt starts with bracketed paste turned on; keys are sent
 	// once it is there, as a person sees it before typing.
 	prompt := func() { term.expect("\x1b[?2004hassistant> "); term.expect("\x1b[?25h") }
@@ -253,23 +296,45 @@ workspace = %q
 	// Ctrl-D at an empty prompt quits, with status 0.
 	prompt()
 	term.send("\x04")
-	select {
-	case err := <-term.done:
-		if err != nil {
-			t.Fatalf("chat exited with %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("chat did not exit on Ctrl-D")
+	if err := term.exit(t); err != nil {
+		t.Fatalf("chat exited with %v", err)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
 	want := []string{"hello", "big world", "big world", "line one\nline two", "first\nsecond", "slow", "still there?", "fetch and write"}
-	if strings.Join(received, "|") != strings.Join(want, "|") {
-		t.Errorf("the model received %q, want %q", received, want)
+	if got := f.messages(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the model received %q, want %q", got, want)
 	}
 	// The history file kept the messages, for the next chat.
 	if hist, err := os.ReadFile(filepath.Join(d.home, "chat_history")); err != nil || !strings.Contains(string(hist), "still there?") {
 		t.Errorf("chat_history: %q, %v", hist, err)
+	}
+}
+
+// TestChatTerminalOneMessage: `agentd chat AGENT MESSAGE` at a terminal
+// asks for approvals too ("r" rejects: the model reads the refusal and
+// nothing is written), and Ctrl-C stops it with exit status 1.
+func TestChatTerminalOneMessage(t *testing.T) {
+	f := newChatFixture(t)
+	term := f.chat(t, "fetch and write")
+	term.expect("? assistant wants to call file_write")
+	term.expect("[o]nce, [s]ession, [r]eject: ")
+	term.send("r")
+	term.expect("reject")
+	term.expect("Wrote it: ")
+	term.expect("rejected")
+	if err := term.exit(t); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "note.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a rejected write happened: %v", err)
+	}
+
+	term = f.chat(t, "slow")
+	term.expect("tick")
+	term.send("\x03")
+	term.expect("(stopped)")
+	var exit *exec.ExitError
+	if err := term.exit(t); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("a stopped message exited with %v, want status 1", err)
 	}
 }

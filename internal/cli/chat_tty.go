@@ -61,7 +61,7 @@ func (ch *chat) interactive(ctx context.Context, cfg *config.Config) error {
 		if msg == "" {
 			continue
 		}
-		if err := ch.ttyTurn(ctx, msg); err != nil {
+		if _, err := ch.ttyTurn(ctx, msg); err != nil {
 			if errors.Is(err, client.ErrNotRunning) {
 				return err
 			}
@@ -72,23 +72,23 @@ func (ch *chat) interactive(ctx context.Context, cfg *config.Config) error {
 }
 
 // ttyTurn runs one turn with the terminal held by runKeys: Ctrl-C
-// cancels the turn (the daemon cancels the run when its stream closes)
-// and the chat goes on.
-func (ch *chat) ttyTurn(ctx context.Context, msg string) error {
+// cancels the turn (the daemon cancels the run when its stream closes),
+// which is then stopped, not failed.
+func (ch *chat) ttyTurn(ctx context.Context, msg string) (stopped bool, err error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	keys, err := startRunKeys(int(os.Stdin.Fd()), cancel)
 	if err != nil {
 		_, err := ch.turn(runCtx, msg, nil)
-		return err
+		return false, err
 	}
 	_, err = ch.turn(runCtx, msg, keys.ask(ch.e.stderr))
 	keys.stop()
 	if runCtx.Err() != nil && ctx.Err() == nil {
 		fmt.Fprintln(ch.e.stderr, "(stopped)")
-		return nil
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // runKeys reads the terminal while a turn runs: canonical mode, echo and
