@@ -50,6 +50,8 @@ type terminal struct {
 	done chan error
 	// waited is set once done was received (by exit).
 	waited bool
+	// more is signalled when output arrives.
+	more chan struct{}
 }
 
 func startTerminal(t *testing.T, env []string, args ...string) *terminal {
@@ -64,7 +66,7 @@ func startTerminal(t *testing.T, env []string, args ...string) *terminal {
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := &terminal{t: t, pty: f, cmd: cmd, done: make(chan error, 1)}
+	term := &terminal{t: t, pty: f, cmd: cmd, done: make(chan error, 1), more: make(chan struct{}, 1)}
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -75,6 +77,10 @@ func startTerminal(t *testing.T, env []string, args ...string) *terminal {
 				term.mu.Lock()
 				term.out.Write(buf[:n])
 				term.mu.Unlock()
+				select {
+				case term.more <- struct{}{}:
+				default:
+				}
 				// Answer the line editor's cursor position queries, as a
 				// terminal emulator does.
 				for range bytes.Count(buf[:n], []byte("\x1b[6n")) {
@@ -119,7 +125,8 @@ func (term *terminal) send(s string) {
 // before, and moves past it.
 func (term *terminal) expect(want string) {
 	term.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
 	for {
 		term.mu.Lock()
 		rest := term.out.String()[term.seen:]
@@ -129,10 +136,11 @@ func (term *terminal) expect(want string) {
 			return
 		}
 		term.mu.Unlock()
-		if time.Now().After(deadline) {
+		select {
+		case <-term.more:
+		case <-deadline.C:
 			term.t.Fatalf("%q did not appear; after the last match:\n%q", want, rest)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
