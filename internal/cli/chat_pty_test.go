@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/agentd/agentd/internal/client"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
@@ -344,5 +346,47 @@ func TestChatTerminalOneMessage(t *testing.T) {
 	var exit *exec.ExitError
 	if err := term.exit(t); !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("a stopped message exited with %v, want status 1", err)
+	}
+}
+
+// TestChatFromPipe: from a pipe, one message per line, empty lines
+// skipped (not the end), a trailing backslash continuing the message; an
+// approval the pipe cannot answer is announced with the id an operator
+// decides it by, and the chat goes on once they have.
+func TestChatFromPipe(t *testing.T) {
+	f := newChatFixture(t)
+	c := client.New("http://"+f.d.addr, "")
+	decided := make(chan string, 1)
+	go func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			var out struct {
+				Approvals []struct{ ID string } `json:"approvals"`
+			}
+			if err := c.Get(context.Background(), "/api/approvals", &out); err == nil && len(out.Approvals) == 1 {
+				decided <- out.Approvals[0].ID
+				c.Post(context.Background(), "/api/approvals/"+out.Approvals[0].ID, map[string]string{"decision": "reject"}, nil)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		decided <- ""
+	}()
+	var out, errb syncBuffer
+	in := strings.NewReader("hello\n\n\nline one\\\nline two\nfetch and write\nlast\n")
+	code := Main(context.Background(), []string{"--config", f.d.cfgFile, "chat", "assistant"}, in, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	id := <-decided
+	if id == "" || !strings.Contains(errb.String(), "waiting for a decision in the dashboard's Approvals (id "+id) {
+		t.Errorf("approval %q not announced:\n%s", id, errb.String())
+	}
+	want := []string{"hello", "line one\nline two", "fetch and write", "last"}
+	if got := f.messages(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the model received %q, want %q", got, want)
+	}
+	if o := out.String(); !strings.Contains(o, `echo: "last"`) || !strings.Contains(o, "rejected") {
+		t.Errorf("stdout %q", o)
 	}
 }
