@@ -34,7 +34,8 @@ a trailing backslash continues on the next line, a paste is one message
 however many lines it has; Ctrl-C stops the current answer (at the prompt
 it clears the line), Ctrl-D at an empty prompt quits. A tool call that
 needs approval asks: [o]nce, [s]ession (this tool, for the rest of the
-session) or [r]eject.
+session) or [r]eject. The history is kept in AGENTD_HOME/chat_history
+(mode 0600; ~/.inputrc settings apply).
 
 From a pipe: one message per line; empty lines are skipped; a trailing
 backslash continues the message on the next line.`,
