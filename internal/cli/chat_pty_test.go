@@ -15,10 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/internal/client"
 	"github.com/agentd/agentd/internal/llm"
@@ -388,5 +390,29 @@ func TestChatFromPipe(t *testing.T) {
 	}
 	if o := out.String(); !strings.Contains(o, `echo: "last"`) || !strings.Contains(o, "rejected") {
 		t.Errorf("stdout %q", o)
+	}
+}
+
+// TestChatTerminalTerminated: SIGTERM at an idle prompt ends the chat
+// (status 0) with the terminal back in its normal mode.
+func TestChatTerminalTerminated(t *testing.T) {
+	f := newChatFixture(t)
+	term := f.chat(t)
+	term.expect("\x1b[?2004hassistant> ")
+	term.expect("\x1b[?25h")
+	if err := term.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := term.exit(t); err != nil {
+		t.Fatalf("chat exited with %v", err)
+	}
+	// The pty's master reads the terminal's settings: line editing and
+	// echo are on again.
+	tio, err := unix.IoctlGetTermios(int(term.pty.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tio.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) != unix.ICANON|unix.ECHO|unix.ISIG {
+		t.Errorf("terminal left with lflag %#x", tio.Lflag)
 	}
 }

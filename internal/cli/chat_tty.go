@@ -47,6 +47,13 @@ func (ch *chat) interactive(ctx context.Context, cfg *config.Config) error {
 		rl.History.AddFromFile("chat history", filepath.Join(cfg.Home, "chat_history"))
 	}
 	fmt.Fprintf(e.stderr, "chatting with %s: Enter sends, a trailing \\ continues the line, Ctrl-C stops an answer, Ctrl-D quits\n", ch.agent)
+	// SIGTERM ends the chat at the prompt too: the editor blocks in its
+	// read, so it gets a Ctrl-C as if typed, and is woken to see it; the
+	// loop then sees ctx done, and the editor has put the terminal back.
+	defer context.AfterFunc(ctx, func() {
+		rl.Keys.Feed(false, 3)
+		rl.Keys.RequestRefresh()
+	})()
 	for ctx.Err() == nil {
 		line, err := rl.Readline()
 		switch {
