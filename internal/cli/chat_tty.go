@@ -69,6 +69,9 @@ func (ch *chat) interactive(ctx context.Context, cfg *config.Config) error {
 			continue
 		}
 		if _, err := ch.ttyTurn(ctx, msg); err != nil {
+			if ctx.Err() != nil {
+				return nil // terminated during the answer
+			}
 			if errors.Is(err, client.ErrNotRunning) {
 				return err
 			}
