@@ -1,6 +1,9 @@
 package agent
 
-import "github.com/agentd/agentd/internal/llm"
+import (
+	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/tool"
+)
 
 // EventType names what an Event reports.
 type EventType string
@@ -15,6 +18,11 @@ const (
 	EventToolStarted  EventType = "tool_started"
 	EventToolProgress EventType = "tool_progress"
 	EventToolFinished EventType = "tool_finished"
+	// EventApproval says a tool call waits for a person's decision in
+	// the operator's queue (Event.Approval, with the id to decide it by
+	// at POST /api/approvals/{id}); the tool_finished that follows says
+	// how it went.
+	EventApproval EventType = "approval_required"
 	// EventFinal ends a successful (or cancelled, or bounded) run.
 	EventFinal EventType = "final"
 	// EventError ends a failed run.
@@ -50,10 +58,12 @@ type Event struct {
 	ToolCall   *llm.ToolCall   `json:"tool_call,omitempty"`
 	ToolResult *llm.ToolResult `json:"tool_result,omitempty"`
 	// Untrusted marks a tool result that came from an untrusted source.
-	Untrusted  bool         `json:"untrusted,omitempty"`
-	Progress   *Progress    `json:"progress,omitempty"`
-	Message    *llm.Message `json:"message,omitempty"`
-	StopReason StopReason   `json:"stop_reason,omitempty"`
-	Usage      *llm.Usage   `json:"usage,omitempty"`
-	Error      string       `json:"error,omitempty"`
+	Untrusted bool      `json:"untrusted,omitempty"`
+	Progress  *Progress `json:"progress,omitempty"`
+	// Approval is the waiting request of an EventApproval.
+	Approval   *tool.PendingApproval `json:"approval,omitempty"`
+	Message    *llm.Message          `json:"message,omitempty"`
+	StopReason StopReason            `json:"stop_reason,omitempty"`
+	Usage      *llm.Usage            `json:"usage,omitempty"`
+	Error      string                `json:"error,omitempty"`
 }

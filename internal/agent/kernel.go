@@ -248,12 +248,27 @@ func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
 	}
 	k.runs.finish(runID, res, err)
 	if err != nil {
+		k.logFailed(ctx, runID, req, res, err)
 		emit(Event{Type: EventError, SessionID: sessionOf(res, req), Error: err.Error()})
 		return res, err
 	}
 	msg := res.Message
 	emit(Event{Type: EventFinal, SessionID: res.SessionID, Message: &msg, StopReason: res.StopReason, Usage: &res.Usage})
 	return res, nil
+}
+
+// logFailed logs a run that ended in an error, with its ids, so an
+// operator reading the log at the default level sees it: a refusal (no
+// such agent or session, no right) at INFO, anything else at WARN.
+func (k *Kernel) logFailed(ctx context.Context, runID string, req *RunRequest, res *RunResult, err error) {
+	lvl := slog.LevelWarn
+	msg := "run failed"
+	if errors.Is(err, ErrAgentNotFound) || errors.Is(err, ErrSessionNotFound) || errors.Is(err, ErrForbidden) ||
+		errors.Is(err, ErrWrongAgent) || errors.Is(err, ErrSessionBusy) {
+		lvl, msg = slog.LevelInfo, "run refused"
+	}
+	k.log.Log(ctx, lvl, msg, "run", runID, "agent", req.Agent, "session", sessionOf(res, req),
+		"origin", req.Origin, "principal", principal.NameOf(req.Principal), "err", err)
 }
 
 func sessionOf(res *RunResult, req *RunRequest) string {
@@ -315,6 +330,11 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	scope := k.opts.Runner.Scope(tool.ScopeParams{
 		Agent: m.Name, SessionID: sess.ID, Principal: req.Principal, Workspace: k.opts.Workspace(m), Depth: req.Depth,
 		Rules: k.Rules(m), Approver: req.Approver, Extra: req.ExtraTools, Tainted: req.Tainted || tainted(history),
+		OnQueued: func(p tool.PendingApproval) {
+			k.log.Info("approval waiting", "approval", p.ID, "agent", p.Agent, "session", p.SessionID,
+				"tool", p.Tool, "principal", p.Principal, "deadline", p.Deadline)
+			emit(Event{Type: EventApproval, SessionID: sess.ID, ToolCall: toolCallOf(p), Approval: &p})
+		},
 	})
 	if req.OnScope != nil {
 		req.OnScope(scope)
@@ -797,4 +817,10 @@ func serialise(f func(Event)) func(Event) {
 		defer mu.Unlock()
 		f(e)
 	}
+}
+
+// toolCallOf is the call an approval request is about, for edges that
+// show approvals next to their tool call.
+func toolCallOf(p tool.PendingApproval) *llm.ToolCall {
+	return &llm.ToolCall{ID: p.CallID, Name: p.Tool, Arguments: p.Args}
 }

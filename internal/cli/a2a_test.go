@@ -1,31 +1,63 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
-func TestA2AArgs(t *testing.T) {
-	for _, tc := range []struct{ in, want []string }{
-		{[]string{"agent", "hello", "world"}, []string{"agent", "hello", "world"}},
-		{[]string{"agent", "--context", "c1", "hello"}, []string{"--context", "c1", "agent", "hello"}},
-		{[]string{"--json", "agent", "hi", "--task=t1"}, []string{"--json", "--task=t1", "agent", "hi"}},
-		{[]string{"agent", "--", "--not-a-flag"}, []string{"agent", "--not-a-flag"}},
-	} {
-		if got := a2aArgs(tc.in); !slices.Equal(got, tc.want) {
-			t.Errorf("a2aArgs(%q) = %q, want %q", tc.in, got, tc.want)
+// TestA2AFlagsAnywhere: a2a send's flags may come before, between or
+// after its arguments, and "--" ends them; what reaches the daemon is the
+// same request.
+func TestA2AFlagsAnywhere(t *testing.T) {
+	got := make(chan a2aedge.APISendRequest, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req a2aedge.APISendRequest
+		if r.URL.Path != "/api/a2a/send" || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
 		}
+		got <- req
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"task":{"id":"t9","contextId":"c9","status":{"state":"TASK_STATE_COMPLETED"}},"text":"done"}`)
+	}))
+	defer api.Close()
+	t.Setenv("AGENTD_HOME", t.TempDir())
+	for _, tc := range []struct {
+		args []string
+		want a2aedge.APISendRequest
+	}{
+		{[]string{"agent", "hello", "world"}, sendReq("agent", "hello world", "", "")},
+		{[]string{"agent", "--context", "c1", "hello"}, sendReq("agent", "hello", "c1", "")},
+		{[]string{"--json", "agent", "hi", "--task=t1"}, sendReq("agent", "hi", "", "t1")},
+		{[]string{"agent", "--", "--not-a-flag"}, sendReq("agent", "--not-a-flag", "", "")},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errb strings.Builder
+			code := Main(t.Context(), append([]string{"--addr", api.URL, "a2a", "send"}, tc.args...), strings.NewReader(""), &out, &errb)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			if req := <-got; req.Agent != tc.want.Agent || req.Message != tc.want.Message || req.ContextID != tc.want.ContextID || req.TaskID != tc.want.TaskID {
+				t.Errorf("sent %+v, want %+v", req, tc.want)
+			}
+		})
 	}
+}
+
+func sendReq(agent, msg, contextID, taskID string) a2aedge.APISendRequest {
+	return a2aedge.APISendRequest{Agent: agent, SendRequest: a2aedge.SendRequest{Message: msg, ContextID: contextID, TaskID: taskID}}
 }
 
 // TestA2ACommands: `agentd a2a` against a running daemon whose external

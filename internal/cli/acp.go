@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentd/agentd/internal/acpagent"
 	"github.com/agentd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/internal/config"
@@ -11,22 +13,34 @@ import (
 	"github.com/agentd/agentd/internal/mcpclient"
 )
 
-// runACP serves the Agent Client Protocol on stdio for an editor that
+func (e *env) acpCmd() *cobra.Command {
+	var agentName string
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "serve the Agent Client Protocol on stdio for an editor",
+		Long: `Serve the Agent Client Protocol on stdin/stdout for an editor that launched
+agentd (Zed: "agent_servers": {"agentd": {"command": "agentd", "args": ["acp"]}}).
+The kernel runs in this process over the daemon's store; logs go to stderr.`,
+		Example: `  agentd acp
+  agentd acp --agent coder`,
+		Args:              exactArgs(0, "no arguments (agentd acp [--agent NAME])"),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.acp(cmd.Context(), agentName)
+		},
+	}
+	cmd.Flags().StringVar(&agentName, "agent", "", "agent to serve (default: default_agent from the config, else the first agent)")
+	_ = cmd.RegisterFlagCompletionFunc("agent", e.completeAgents)
+	return cmd
+}
+
+// acp serves the Agent Client Protocol on stdio for an editor that
 // launched `agentd acp`. The kernel runs in this process over the same
 // store file as the daemon (SQLite in WAL mode allows both at once), so
 // sessions started in the editor are listed and continued through a
 // running daemon's API, and the other way round. Logs go to stderr: stdout
 // carries the protocol.
-func runACP(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("acp")
-	fs.StringVar(&e.configPath, "config", e.configPath, "config file (default $AGENTD_HOME/config.toml)")
-	agentName := fs.String("agent", "", "agent to serve (default: default_agent from the config, else the first agent)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (agentd acp [--agent NAME])", errUsage, fs.Arg(0))
-	}
+func (e *env) acp(ctx context.Context, agentFlag string) error {
 	cfg, err := e.loadConfig(false)
 	if err != nil {
 		return err
@@ -53,7 +67,7 @@ func runACP(ctx context.Context, e *env, args []string) error {
 	}
 	defer d.Close()
 
-	name, err := acpAgent(ctx, cfg, d, *agentName)
+	name, err := acpAgent(ctx, cfg, d, agentFlag)
 	if err != nil {
 		return err
 	}

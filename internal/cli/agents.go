@@ -1,84 +1,125 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentd/agentd/internal/config"
 )
 
-func runAgents(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: agentd agents list|show NAME|create FILE.toml|delete NAME", errUsage)
-	}
-	c, _, err := e.client()
-	if err != nil {
-		return err
-	}
-	switch args[0] {
-	case "list":
-		agents, err := c.Agents(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tMODEL\tSOURCE\tEXPOSED\tDESCRIPTION")
-		for _, a := range agents {
-			m := a.Manifest
-			exp := ""
-			if m.Expose.MCP {
-				exp += "mcp "
+func (e *env) agentsCmd() *cobra.Command {
+	cmd := group(&cobra.Command{
+		Use:   "agents COMMAND",
+		Short: "list, show, create and delete agents",
+		Example: `  agentd agents list
+  agentd agents show assistant
+  agentd agents create helper.toml
+  agentd agents delete helper`,
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "list the agents: name, model, source, exposure, description",
+		Example: "  agentd agents list",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := e.client()
+			if err != nil {
+				return err
 			}
-			if m.Expose.A2A {
-				exp += "a2a"
+			agents, err := c.Agents(cmd.Context())
+			if err != nil {
+				return err
 			}
-			model := m.Provider + "/" + m.Model
-			if m.Kind != "" && m.Kind != "llm" {
-				model = m.Kind
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tMODEL\tSOURCE\tEXPOSED\tDESCRIPTION")
+			for _, a := range agents {
+				m := a.Manifest
+				exp := ""
+				if m.Expose.MCP {
+					exp += "mcp "
+				}
+				if m.Expose.A2A {
+					exp += "a2a"
+				}
+				model := m.Provider + "/" + m.Model
+				if m.Kind != "" && m.Kind != "llm" {
+					model = m.Kind
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, model, a.Source, exp, m.Description)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Name, model, a.Source, exp, m.Description)
-		}
-		return tw.Flush()
-	case "show":
-		if len(args) != 2 {
-			return fmt.Errorf("%w: agentd agents show NAME", errUsage)
-		}
-		a, err := c.Agent(ctx, args[1])
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(a)
-	case "create":
-		if len(args) != 2 {
-			return fmt.Errorf("%w: agentd agents create FILE.toml (a manifest, as in agents/*.toml)", errUsage)
-		}
-		data, err := os.ReadFile(args[1])
-		if err != nil {
-			return err
-		}
-		m, err := config.ParseManifestTOML(args[1], data)
-		if err != nil {
-			return err
-		}
-		if err := c.CreateAgent(ctx, m); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "created agent %s\n", m.Name)
-		return nil
-	case "delete":
-		if len(args) != 2 {
-			return fmt.Errorf("%w: agentd agents delete NAME", errUsage)
-		}
-		if err := c.DeleteAgent(ctx, args[1]); err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "deleted agent %s\n", args[1])
-		return nil
-	}
-	return fmt.Errorf("%w: unknown subcommand %q (list, show, create, delete)", errUsage, args[0])
+			return tw.Flush()
+		},
+	}, &cobra.Command{
+		Use:               "show NAME",
+		Short:             "print an agent's manifest and source as JSON",
+		Example:           "  agentd agents show assistant",
+		Args:              exactArgs(1, "an agent NAME"),
+		ValidArgsFunction: e.completeAgents,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := e.client()
+			if err != nil {
+				return err
+			}
+			a, err := c.Agent(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(e.stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(a)
+		},
+	}, &cobra.Command{
+		Use:   "create FILE.toml",
+		Short: "create an agent through the API from a manifest (as in agents/*.toml)",
+		Example: `  cat > helper.toml <<'EOF'
+  name = "helper"
+  provider = "openai"
+  model = "gpt-4.1-mini"
+  EOF
+  agentd agents create helper.toml`,
+		Args: exactArgs(1, "a manifest FILE.toml"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := e.client()
+			if err != nil {
+				return err
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			m, err := config.ParseManifestTOML(args[0], data)
+			if err != nil {
+				return err
+			}
+			if err := c.CreateAgent(cmd.Context(), m); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "created agent %s\n", m.Name)
+			return nil
+		},
+	}, &cobra.Command{
+		Use:               "delete NAME",
+		Aliases:           []string{"rm"},
+		Short:             "delete an agent created through the API (config agents stay)",
+		Example:           "  agentd agents delete helper",
+		Args:              exactArgs(1, "an agent NAME"),
+		ValidArgsFunction: e.completeAgents,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := e.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteAgent(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "deleted agent %s\n", args[0])
+			return nil
+		},
+	})
+	return cmd
 }

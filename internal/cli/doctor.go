@@ -13,18 +13,31 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/sqlite"
 )
 
-// runDoctor checks what usually goes wrong and says how to fix it. It
-// exits non-zero when something that blocks `agentd start` is broken.
-func runDoctor(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("doctor")
-	if err := fs.Parse(args); err != nil {
-		return err
+func (e *env) doctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "check the config, the store, LLM providers, the sandbox and the port",
+		Long: `Check what usually goes wrong and say how to fix it: the config, the store,
+each LLM provider's endpoint and key, the sandbox this kernel enforces and
+the listen port. Exits 1 when something that blocks ` + "`agentd start`" + ` is broken.`,
+		Example: "  agentd doctor\n  agentd doctor --config /etc/agentd/config.toml",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.doctor(cmd.Context())
+		},
 	}
+}
+
+// doctor checks what usually goes wrong and says how to fix it. It
+// fails when something that blocks `agentd start` is broken.
+func (e *env) doctor(ctx context.Context) error {
 	failed := false
 	report := func(ok bool, what, detail string) {
 		mark := "ok  "

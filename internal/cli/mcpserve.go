@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/agentd/agentd/internal/daemon"
@@ -11,32 +10,20 @@ import (
 	"github.com/agentd/agentd/internal/residency"
 )
 
-// runMCPServe serves MCP on stdin/stdout for editors ({"command": "agentd",
+// mcpServe serves MCP on stdin/stdout for editors ({"command": "agentd",
 // "args": ["mcp"]}). When a daemon answers on the configured address, it
 // relays to that daemon's /mcp, so editors share its sessions, upstream
 // connections and agents; otherwise it boots the daemon in-process
 // (without a listener). stdout carries protocol messages only: logs go to
 // stderr.
-func runMCPServe(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("mcp")
-	standalone := fs.Bool("standalone", false, "serve in-process even when a daemon is running")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
+func (e *env) mcpServe(ctx context.Context, standalone bool) error {
 	cfg, err := e.loadConfig(false)
 	if err != nil {
 		return err
 	}
 	log := e.logger(cfg)
-	base := e.addr
-	if base == "" {
-		base = cfg.Listen
-	}
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	base = strings.TrimSuffix(base, "/")
-	if !*standalone && daemonAnswers(ctx, base) {
+	base := e.baseURL(cfg)
+	if !standalone && daemonAnswers(ctx, base) {
 		url := base + cfg.MCP.Path
 		log.Info("agentd mcp: relaying to the running daemon", "url", url, "config", cfg.Origin())
 		// A relay per editor window lives as long as the editor: once it

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,32 +9,48 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentd/agentd/internal/config"
 )
 
-// runPrincipals lists the configured principals or mints a key.
-func runPrincipals(_ context.Context, e *env, args []string) error {
-	sub := "list"
-	if len(args) > 0 {
-		sub, args = args[0], args[1:]
+// principalsCmd lists the configured principals or mints a key. It reads
+// the config, not the daemon: keys are never served over the API.
+func (e *env) principalsCmd() *cobra.Command {
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "list the principals of the config: name, rights and where the key comes from (never the key)",
+		Example: "  agentd principals list",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := e.loadConfig(false)
+			if err != nil {
+				return err
+			}
+			return listPrincipals(e, cfg)
+		},
 	}
-	switch sub {
-	case "list":
-		if len(args) > 0 {
-			return fmt.Errorf("%w: principals list takes no arguments", errUsage)
-		}
-		cfg, err := e.loadConfig(false)
-		if err != nil {
-			return err
-		}
-		return listPrincipals(e, cfg)
-	case "new-key":
-		if len(args) > 0 {
-			return fmt.Errorf("%w: principals new-key takes no arguments", errUsage)
-		}
-		return newKey(e)
+	cmd := &cobra.Command{
+		Use:   "principals [COMMAND]",
+		Short: "who may call the daemon: list (the default), new-key",
+		Example: `  agentd principals
+  agentd principals new-key`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownSubcommand(cmd, args[0])
+			}
+			return list.RunE(cmd, args)
+		},
 	}
-	return fmt.Errorf("%w: principals list | new-key", errUsage)
+	cmd.AddCommand(list, &cobra.Command{
+		Use:     "new-key",
+		Short:   "print a random key and its SHA-256, for a [[principals]] entry",
+		Example: "  agentd principals new-key",
+		Args:    exactArgs(0, "no arguments"),
+		RunE:    func(cmd *cobra.Command, args []string) error { return newKey(e) },
+	})
+	return cmd
 }
 
 // listPrincipals prints who may call the daemon and with what rights:

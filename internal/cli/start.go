@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,44 +8,65 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentd/agentd/internal/daemon"
 )
 
-func runStart(ctx context.Context, e *env, args []string) error {
-	fs := e.newFlags("start")
-	fs.StringVar(&e.configPath, "config", e.configPath, "config file (default $AGENTD_HOME/config.toml)")
-	listen := fs.String("listen", "", "listen address (default: listen from the config, 127.0.0.1:4200)")
-	if err := fs.Parse(args); err != nil {
-		return err
+func (e *env) startCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "run the daemon in the foreground",
+		Long: `Run the daemon in the foreground until interrupted (Ctrl-C, SIGTERM).
+
+The first start writes a commented config.toml into AGENTD_HOME. The daemon
+records the address it listens on in AGENTD_HOME/daemon.json, so client
+commands of the same config find it after ` + "`start --listen`" + `.`,
+		Example: `  agentd start
+  agentd start --listen 127.0.0.1:4300
+  agentd start --config /etc/agentd/config.toml`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cfg, err := e.loadConfig(true)
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				// The address served is the one everything else names:
+				// the replica's name (host:port; replicas on one host
+				// were all named after the file's port) and the Host
+				// check.
+				cfg.Listen = listen
+			}
+			log := e.logger(cfg)
+			stopHUP := ignoreHUP(log)
+			defer stopHUP()
+			d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			log = log.With("service.instance.id", d.Telemetry.InstanceID()) // as the daemon's own records
+			ln, err := d.Listen(listen)
+			if err != nil {
+				return err
+			}
+			remove, err := cfg.RecordDaemonAddr(ln.Addr().String())
+			if err != nil {
+				log.Warn("client commands will not find this daemon unless given --addr", "err", err)
+			}
+			defer remove()
+			if err := d.Serve(ctx, ln); err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
+			log.Info("stopped")
+			return nil
+		},
 	}
-	cfg, err := e.loadConfig(true)
-	if err != nil {
-		return err
-	}
-	if *listen != "" {
-		// The address served is the one everything else names: the
-		// replica's name (host:port; replicas on one host were all
-		// named after the file's port) and the Host check.
-		cfg.Listen = *listen
-	}
-	log := e.logger(cfg)
-	stopHUP := ignoreHUP(log)
-	defer stopHUP()
-	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	log = log.With("service.instance.id", d.Telemetry.InstanceID()) // as the daemon's own records
-	ln, err := d.Listen(*listen)
-	if err != nil {
-		return err
-	}
-	if err := d.Serve(ctx, ln); err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	log.Info("stopped")
-	return nil
+	cmd.Flags().StringVar(&listen, "listen", "", "listen address (default: listen from the config, 127.0.0.1:4200)")
+	return cmd
 }
 
 // ignoreHUP keeps SIGHUP from killing the daemon (its default action:

@@ -459,6 +459,23 @@ func (d *Daemon) Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
+// DashboardURL is where a person opens the dashboard of a daemon
+// listening on addr: public_url when set, else the listener's address,
+// with a wildcard host (0.0.0.0, ::) shown as loopback, which reaches it.
+func DashboardURL(publicURL string, addr net.Addr) string {
+	if publicURL != "" {
+		return strings.TrimRight(publicURL, "/") + "/"
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
 func isLoopback(host string) bool {
 	if host == "localhost" {
 		return true
@@ -486,6 +503,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	d.log.Info("agentd listening", "addr", ln.Addr().String(), "version", buildinfo.Version(), "home", d.cfg.Home)
+	d.log.Info("dashboard", "url", DashboardURL(d.cfg.PublicURL, ln.Addr()))
 	released := make(chan struct{})
 	go func() {
 		defer close(released)

@@ -92,7 +92,8 @@ func TestStdioEchoAndStatus(t *testing.T) {
 func TestCrashMidCallFailsAtOnceAndReconnects(t *testing.T) {
 	check := baseline(t)
 	var changes atomic.Int32
-	m := startFaults(t, testOptions(nil), "normal", func(c *config.MCPServer) { c.TimeoutSecs = 30 })
+	logs := &logBuffer{}
+	m := startFaults(t, testOptions(logs), "normal", func(c *config.MCPServer) { c.TimeoutSecs = 30 })
 	m.OnToolsChanged(func() { changes.Add(1) })
 	pgid := pgidOf(t, m, "faults")
 
@@ -116,6 +117,12 @@ func TestCrashMidCallFailsAtOnceAndReconnects(t *testing.T) {
 	}
 	if pgidOf(t, m, "faults") == pgid {
 		t.Error("same process after reconnect")
+	}
+	// The restart is in the log at INFO with the server's name, however
+	// quickly it came back (the drop before it is a WARN).
+	if l := logs.String(); !contains(l, `level=WARN msg="mcp server disconnected; reconnecting" mcp_server=faults`) ||
+		!contains(l, `level=INFO msg="mcp server reconnected" mcp_server=faults reconnects=1`) {
+		t.Errorf("the restart is not in the log:\n%s", l)
 	}
 	res, err := callTool(t.Context(), mustTool(t, m, "mcp_faults_echo"), map[string]string{"text": "again"})
 	if err != nil || res.Content != "again" {

@@ -259,9 +259,11 @@ func (s *server) up(sess *session, tools []*mcpTool) {
 	s.setTools(tools)
 	res := sess.cs.InitializeResult()
 	s.mu.Lock()
-	if s.everUp {
+	again := s.everUp
+	if again {
 		s.reconnects++
 	}
+	reconnects := s.reconnects
 	s.everUp = true
 	s.sess = sess
 	s.state = StateConnected
@@ -270,9 +272,16 @@ func (s *server) up(sess *session, tools []*mcpTool) {
 		s.protocol = res.ProtocolVersion
 		s.info = res.ServerInfo
 	}
+	protocol := s.protocol
 	s.notifyLocked()
 	s.mu.Unlock()
-	s.log.Info("mcp server connected", "protocol", s.protocol, "tools", len(tools))
+	if again {
+		// A restart the dashboard may never show as down (it can be back
+		// within a poll): the log says it happened, and how often.
+		s.log.Info("mcp server reconnected", "reconnects", reconnects, "protocol", protocol, "tools", len(tools))
+		return
+	}
+	s.log.Info("mcp server connected", "protocol", protocol, "tools", len(tools))
 }
 
 // down withdraws a session; the server is connecting again from here.

@@ -113,6 +113,13 @@ func (a *Approvals) Approve(ctx context.Context, req ApprovalRequest) (bool, err
 
 // ApproveAnswer implements AnsweringApprover: Approve, saying who decided.
 func (a *Approvals) ApproveAnswer(ctx context.Context, req ApprovalRequest) (Answer, error) {
+	return a.ApproveQueued(ctx, req, nil)
+}
+
+// ApproveQueued implements QueueingApprover: ApproveAnswer, calling
+// queued with the pending request once it is in the queue (not for a
+// call the session already approved "always").
+func (a *Approvals) ApproveQueued(ctx context.Context, req ApprovalRequest, queued func(PendingApproval)) (Answer, error) {
 	now := time.Now().UTC()
 	a.mu.Lock()
 	if req.SessionID != "" && a.always[[2]string{req.SessionID, req.Tool}] {
@@ -128,6 +135,9 @@ func (a *Approvals) ApproveAnswer(ctx context.Context, req ApprovalRequest) (Ans
 	a.pending[p.ID] = p
 	a.mu.Unlock()
 	a.changed()
+	if queued != nil {
+		queued(p.PendingApproval)
+	}
 	defer func() {
 		a.mu.Lock()
 		_, still := a.pending[p.ID]
@@ -200,4 +210,4 @@ func (a *Approvals) Decide(id string, d Decision, by *principal.Principal) error
 	return nil
 }
 
-var _ AnsweringApprover = (*Approvals)(nil)
+var _ QueueingApprover = (*Approvals)(nil)

@@ -79,6 +79,36 @@ func TestOperatorApprovals(t *testing.T) {
 		ops.Decide(p.ID, Reject, nil)
 	})
 
+	t.Run("the scope hears that a call waits, with its id", func(t *testing.T) {
+		ops := NewApprovals(time.Minute)
+		fw := newTool("file_write", OriginBuiltin)
+		r, _ := setup(t, RunnerOptions{Operator: ops}, fw)
+		heard := make(chan PendingApproval, 2)
+		s := r.Scope(ScopeParams{Agent: "writer", SessionID: "s1", Principal: alice, Tainted: true, Rules: rules,
+			OnQueued: func(p PendingApproval) { heard <- p }})
+		out := make(chan Outcome, 1)
+		go func() { out <- s.Call(context.Background(), call("file_write", `{"path":"a.txt"}`), nil) }()
+		p := <-heard
+		// Announced once it is in the queue: the id decides it.
+		if q, ok := ops.Get(p.ID); !ok || q.Tool != "file_write" || q.SessionID != "s1" || string(q.Args) != `{"path":"a.txt"}` {
+			t.Fatalf("announced %+v, queued %+v (%v)", p, q, ok)
+		}
+		if err := ops.Decide(p.ID, ApproveAll, nil); err != nil {
+			t.Fatal(err)
+		}
+		if o := <-out; o.Result.IsError || fw.calls != 1 {
+			t.Fatalf("outcome %+v", o)
+		}
+		// Approved for the session: the next call does not wait, so
+		// nothing is announced.
+		if o := s.Call(context.Background(), call("file_write", `{"path":"b.txt"}`), nil); o.Result.IsError || fw.calls != 2 {
+			t.Fatalf("second call %+v", o)
+		}
+		if len(heard) != 0 {
+			t.Fatalf("a call that did not wait was announced: %+v", <-heard)
+		}
+	})
+
 	t.Run("reject", func(t *testing.T) {
 		ops := NewApprovals(time.Minute)
 		fw := newTool("file_write", OriginBuiltin)

@@ -66,6 +66,16 @@ type AnsweringApprover interface {
 	ApproveAnswer(ctx context.Context, req ApprovalRequest) (Answer, error)
 }
 
+// QueueingApprover is an AnsweringApprover that queues a request for
+// someone else to decide (the operator's Approvals) and can say when it
+// waits, with the id the decision is made with.
+type QueueingApprover interface {
+	AnsweringApprover
+	// ApproveQueued is ApproveAnswer calling queued (if not nil) once
+	// the request waits, before waiting.
+	ApproveQueued(ctx context.Context, req ApprovalRequest, queued func(PendingApproval)) (Answer, error)
+}
+
 // ApproverFunc adapts a function to Approver.
 type ApproverFunc func(ctx context.Context, req ApprovalRequest) (bool, error)
 
@@ -151,6 +161,12 @@ type ScopeParams struct {
 	// Tainted starts the scope with untrusted data already in context
 	// (a resumed session that saw untrusted results).
 	Tainted bool
+	// OnQueued, if set, is called when a call of this scope waits in the
+	// operator's queue (no Approver, so RunnerOptions.Operator decides),
+	// with the request's id: the run announces it on its event stream, so
+	// a client that can ask a person (agentd chat, the dashboard's chat)
+	// does, instead of waiting silently. It must not block.
+	OnQueued func(PendingApproval)
 }
 
 // Scope is the runner bound to one run: it tracks taint and the loop guard
@@ -417,6 +433,9 @@ func (s *Scope) ask(ctx context.Context, call llm.ToolCall, args json.RawMessage
 	req := ApprovalRequest{
 		Agent: s.p.Agent, SessionID: s.p.SessionID, CallID: call.ID, Tool: call.Name, Args: args, Reason: reason,
 		Principal: principal.NameOf(s.p.Principal),
+	}
+	if q, ok := approver.(QueueingApprover); ok && s.p.OnQueued != nil {
+		return q.ApproveQueued(ctx, req, s.p.OnQueued)
 	}
 	if a, ok := approver.(AnsweringApprover); ok {
 		return a.ApproveAnswer(ctx, req)
