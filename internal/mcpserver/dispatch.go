@@ -102,7 +102,11 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		if !ok {
 			return
 		}
-		if !precheck(w, body, r.Header.Get(headerProtocolVersion) >= statelessVersion) {
+		tasks := s.tasks.Load() != nil
+		if tasks {
+			markTask(r, body) // tasks.go
+		}
+		if !precheck(w, body, r.Header.Get(headerProtocolVersion) >= statelessVersion, tasks) {
 			return
 		}
 		path, plan := s.route(r, e, body)
