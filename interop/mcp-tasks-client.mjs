@@ -14,7 +14,11 @@
 //   get ID           one tasks/get (and A2A getTask)
 //   cancel ID        tasks/cancel, then tasks/get and A2A getTask
 //   a2acancel ID     A2A cancelTask, then tasks/get
+//   list             tasks/list
 //   unknown          tasks/get and tasks/result of an id nobody has
+//
+// AGENTD_TOKEN in the environment is sent as the bearer credential of
+// both clients.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -26,14 +30,17 @@ const out = (step, v) => console.log(JSON.stringify({ step, ...v }));
 const failure = (e) => ({ error: String(e?.message ?? e), code: e?.code ?? null });
 const textOf = (res) => (res.content ?? []).filter((c) => c.type === 'text').map((c) => c.text)[0] ?? '';
 
+const token = process.env.AGENTD_TOKEN;
+const headers = token ? { Authorization: `Bearer ${token}` } : {};
+const opts = token ? { serviceParameters: headers } : undefined;
 const client = new Client({ name: 'tasks-test', version: '1.0.0' });
-const transport = new StreamableHTTPClientTransport(new URL(mcpURL));
+const transport = new StreamableHTTPClientTransport(new URL(mcpURL), { requestInit: { headers } });
 await client.connect(transport);
 
 const a2aGet = async (id) => {
   const a2a = await new ClientFactory().createFromUrl(a2aURL.endsWith('/') ? a2aURL : `${a2aURL}/`);
   try {
-    const t = await a2a.getTask({ id });
+    const t = await a2a.getTask({ id }, opts);
     return { id: t.id, state: TaskState[t.status.state], contextId: t.contextId };
   } catch (e) {
     return failure(e);
@@ -93,7 +100,11 @@ switch (phase) {
     } catch (e) {
       out('cancel', failure(e));
     }
-    out('get', { task: await client.experimental.tasks.getTask(arg) });
+    try {
+      out('get', { task: await client.experimental.tasks.getTask(arg) });
+    } catch (e) {
+      out('get', failure(e));
+    }
     out('a2a', await a2aGet(arg));
     try {
       await client.experimental.tasks.cancelTask(arg);
@@ -105,11 +116,16 @@ switch (phase) {
   }
   case 'a2acancel': {
     const a2a = await new ClientFactory().createFromUrl(a2aURL.endsWith('/') ? a2aURL : `${a2aURL}/`);
-    const t = await a2a.cancelTask({ id: arg });
+    const t = await a2a.cancelTask({ id: arg }, opts);
     out('a2acancel', { state: TaskState[t.status.state] });
     out('get', { task: await client.experimental.tasks.getTask(arg) });
     const res = await client.experimental.tasks.getTaskResult(arg, CallToolResultSchema);
     out('result', { text: textOf(res), structured: res.structuredContent ?? null, isError: res.isError ?? false });
+    break;
+  }
+  case 'list': {
+    const list = await client.experimental.tasks.listTasks();
+    out('list', { ids: list.tasks.map((t) => t.taskId) });
     break;
   }
   case 'unknown': {

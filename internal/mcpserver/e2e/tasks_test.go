@@ -129,13 +129,14 @@ func TestMCPTasksAreA2ATasks(t *testing.T) {
 }
 
 // runTasksClient runs interop/mcp-tasks-client.mjs and returns its steps.
-func runTasksClient(t *testing.T, nodeBin string, e env, args []string) map[string]map[string]any {
+// AGENTD_TOKEN=... in extraEnv is the clients' bearer credential.
+func runTasksClient(t *testing.T, nodeBin string, e env, args []string, extraEnv ...string) map[string]map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, nodeBin, append([]string{"mcp-tasks-client.mjs"}, args...)...)
 	cmd.Dir = repoRoot(t) + "/interop"
-	cmd.Env = e.cmdEnv()
+	cmd.Env = append(e.cmdEnv(), extraEnv...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -155,4 +156,44 @@ func runTasksClient(t *testing.T, nodeBin string, e env, args []string) map[stri
 	}
 	t.Logf("mcp-tasks-client.mjs %v: %s", args[3:], out)
 	return steps
+}
+
+// TestMCPTasksArePerPrincipal: a task belongs to the principal that
+// started it, as an A2A task does. Another principal's tasks/get,
+// tasks/result and tasks/cancel answer "unknown task" (the id must not
+// tell that the task exists), its tasks/list leaves it out, and its A2A
+// getTask does not find it either.
+func TestMCPTasksArePerPrincipal(t *testing.T) {
+	nodeBin := node(t)
+	fake := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "Hi."}))
+	e := writeConfig(t, tasksConfig(fake.URL)+fmt.Sprintf(`
+[[principals]]
+name = "alice"
+key_sha256 = %q
+agents = ["*"]
+
+[[principals]]
+name = "bob"
+key_sha256 = %q
+agents = ["*"]
+`, sha256Hex("alice-key"), sha256Hex("bob-key")))
+	_, base := serveDaemon(t, e)
+	const tool = "agentd_agent_helper_bot"
+	as := func(key string, args ...string) map[string]map[string]any {
+		return runTasksClient(t, nodeBin, e, append([]string{base + "/mcp", base + "/a2a/agents/helper-bot", tool}, args...), "AGENTD_TOKEN="+key)
+	}
+	id := fmt.Sprint(as("alice-key", "start", "hello")["created"]["task"].(map[string]any)["taskId"])
+	if f := as("alice-key", "follow", id); f["result"]["text"] != "Hi." || !slices.Contains(f["list"]["ids"].([]any), any(id)) || f["a2a"]["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("alice follows her task: %v", f)
+	}
+	g := as("bob-key", "get", id)
+	if fmt.Sprint(g["get"]["code"]) != "-32602" || g["a2a"]["error"] == nil {
+		t.Errorf("bob reads alice's task: mcp %v, a2a %v (want unknown in both)", g["get"], g["a2a"])
+	}
+	if c := as("bob-key", "cancel", id); fmt.Sprint(c["cancel"]["code"]) != "-32602" {
+		t.Errorf("bob cancels alice's task: %v, want -32602", c["cancel"])
+	}
+	if l := as("bob-key", "list"); slices.Contains(l["list"]["ids"].([]any), any(id)) {
+		t.Errorf("bob's tasks/list %v shows alice's task %s", l["list"]["ids"], id)
+	}
 }
