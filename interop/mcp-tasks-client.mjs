@@ -12,6 +12,8 @@
 //   follow ID        poll tasks/get until terminal, tasks/result,
 //                    tasks/list, and A2A getTask of the same id
 //   get ID           one tasks/get (and A2A getTask)
+//   await ID SECS    tasks/get until the task is terminal or SECS passed
+//                    (and A2A getTask)
 //   cancel ID        tasks/cancel, then tasks/get and A2A getTask
 //   a2acancel ID     A2A cancelTask, then tasks/get
 //   list             tasks/list
@@ -25,7 +27,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { TaskState } from '@a2a-js/sdk';
 
-const [mcpURL, a2aURL, tool, phase, arg] = process.argv.slice(2);
+const [mcpURL, a2aURL, tool, phase, arg, arg2] = process.argv.slice(2);
 const out = (step, v) => console.log(JSON.stringify({ step, ...v }));
 const failure = (e) => ({ error: String(e?.message ?? e), code: e?.code ?? null });
 const textOf = (res) => (res.content ?? []).filter((c) => c.type === 'text').map((c) => c.text)[0] ?? '';
@@ -91,6 +93,18 @@ switch (phase) {
     } catch (e) {
       out('get', failure(e));
     }
+    out('a2a', await a2aGet(arg));
+    break;
+  }
+  case 'await': {
+    const deadline = Date.now() + Number(arg2) * 1000;
+    let task;
+    for (;;) {
+      task = await client.experimental.tasks.getTask(arg);
+      if (['completed', 'failed', 'cancelled'].includes(task.status) || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    out('await', { task });
     out('a2a', await a2aGet(arg));
     break;
   }

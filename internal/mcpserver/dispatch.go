@@ -109,6 +109,9 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		if !precheck(w, body, r.Header.Get(headerProtocolVersion) >= statelessVersion, tasks) {
 			return
 		}
+		if tasks && s.tasks.Load().serveReplicated(w, r, e, body) {
+			return // tasks.go
+		}
 		path, plan := s.route(r, e, body)
 		switch path {
 		case pathFast:

@@ -505,3 +505,65 @@ func withMembers(v any, edit func(map[string]json.RawMessage) error) ([]byte, er
 	}
 	return json.Marshal(m)
 }
+
+// serveReplicated answers a task method of a replicated session itself,
+// before the SDK, and reports whether it did. A replica serves such a
+// session over a transport it connected with Server.Connect (see
+// sessionTable), and the SDK checks the methods of a message on that
+// transport against its standard methods only (the transport learns its
+// server's custom methods only when the SDK's own handler connects it),
+// so tasks/* would be refused as unsupported. The task methods need
+// nothing of the session: a task is its principal's, who is the
+// request's.
+func (ts *taskServer) serveReplicated(w http.ResponseWriter, r *http.Request, e *endpoint, body []byte) bool {
+	if e != ts.s.main || r.Header.Get(headerSessionID) == "" {
+		return false
+	}
+	if _, ok := e.stateful.(*sessionTable); !ok {
+		return false
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || !taskMethod(msg.Method) || len(msg.ID) == 0 || string(msg.ID) == "null" {
+		return false
+	}
+	// tasks/result waits as long as the task runs.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	ctx := principal.NewContext(r.Context(), principal.FromContext(r.Context()))
+	var ip taskIDParams
+	var lp listTasksParams
+	params := msg.Params
+	if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
+		params = []byte(`{}`)
+	}
+	var res any
+	var err error
+	if msg.Method == "tasks/list" {
+		if err = json.Unmarshal(params, &lp); err == nil {
+			res, err = ts.list(ctx, nil, &lp)
+		}
+	} else if err = json.Unmarshal(params, &ip); err == nil {
+		switch msg.Method {
+		case "tasks/get":
+			res, err = ts.get(ctx, nil, &ip)
+		case "tasks/result":
+			res, err = ts.result(ctx, nil, &ip)
+		case "tasks/cancel":
+			res, err = ts.cancel(ctx, nil, &ip)
+		}
+	} else {
+		err = failf(errInvalidParams, "invalid params: %v", err)
+	}
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(res); err == nil {
+			writeJSON(w, http.StatusOK, resultResponse(msg.ID, b))
+			return true
+		}
+	}
+	writeJSON(w, http.StatusOK, errorResponse(msg.ID, err))
+	return true
+}
