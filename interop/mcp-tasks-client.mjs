@@ -20,9 +20,11 @@
 //   unknown          tasks/get and tasks/result of an id nobody has
 //
 // AGENTD_TOKEN in the environment is sent as the bearer credential of
-// both clients.
+// both clients. MCP_URL "stdio" runs the command MCP_STDIO (a JSON array)
+// and speaks MCP on its stdin and stdout instead (`agentd mcp`).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { TaskState } from '@a2a-js/sdk';
@@ -36,7 +38,10 @@ const token = process.env.AGENTD_TOKEN;
 const headers = token ? { Authorization: `Bearer ${token}` } : {};
 const opts = token ? { serviceParameters: headers } : undefined;
 const client = new Client({ name: 'tasks-test', version: '1.0.0' });
-const transport = new StreamableHTTPClientTransport(new URL(mcpURL), { requestInit: { headers } });
+const [command, ...commandArgs] = mcpURL === 'stdio' ? JSON.parse(process.env.MCP_STDIO) : [];
+const transport = mcpURL === 'stdio'
+  ? new StdioClientTransport({ command, args: commandArgs, env: process.env, stderr: 'inherit' })
+  : new StreamableHTTPClientTransport(new URL(mcpURL), { requestInit: { headers } });
 await client.connect(transport);
 
 const a2aGet = async (id) => {

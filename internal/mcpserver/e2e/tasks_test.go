@@ -197,3 +197,30 @@ agents = ["*"]
 		t.Errorf("bob's tasks/list %v shows alice's task %s", l["list"]["ids"], id)
 	}
 }
+
+// TestMCPTasksThroughAgentdMCP: an editor's `agentd mcp` relays to the
+// running daemon, so its tasks are the daemon's: started through one
+// `agentd mcp` process, followed through another, read over A2A.
+func TestMCPTasksThroughAgentdMCP(t *testing.T) {
+	nodeBin := node(t)
+	fake := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "Relayed.", Chunks: 3, Delay: 200 * time.Millisecond}))
+	e := writeConfig(t, tasksConfig(fake.URL))
+	_, base := serveDaemon(t, e)
+	cmd, err := json.Marshal([]string{goBuild(t, "./cmd/agentd"), "--config", e.file, "mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) map[string]map[string]any {
+		return runTasksClient(t, nodeBin, e, append([]string{"stdio", base + "/a2a/agents/helper-bot", "agentd_agent_helper_bot"}, args...), "MCP_STDIO="+string(cmd))
+	}
+	s := run("start", "hello")
+	task, _ := s["created"]["task"].(map[string]any)
+	if s["capabilities"]["taskSupport"] != "optional" || task["status"] != "working" {
+		t.Fatalf("through agentd mcp: %v", s)
+	}
+	id := fmt.Sprint(task["taskId"])
+	f := run("follow", id)
+	if f["result"]["text"] != "Relayed." || f["a2a"]["state"] != "TASK_STATE_COMPLETED" {
+		t.Errorf("followed through another agentd mcp: result %v, a2a %v", f["result"], f["a2a"])
+	}
+}
