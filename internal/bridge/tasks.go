@@ -65,6 +65,7 @@ const (
 // a2aedge.MCPTaskKey.
 type taskMeta struct {
 	Tool    string `json:"tool"`
+	Agent   string `json:"agent"`
 	Kind    string `json:"kind"`
 	TTLMs   int64  `json:"ttlMs"`
 	Created string `json:"createdAt"`
@@ -130,7 +131,7 @@ func (b *Bridge) StartTask(ctx context.Context, tool, agent string, args json.Ra
 	}
 	// A map, not a taskMeta: a2a-go copies tasks with gob, which knows
 	// no struct of ours inside an any.
-	meta := map[string]any{"tool": tool, "kind": kind, "ttlMs": ttl.Milliseconds(), "createdAt": time.Now().UTC().Format(time.RFC3339Nano)}
+	meta := map[string]any{"tool": tool, "agent": agent, "kind": kind, "ttlMs": ttl.Milliseconds(), "createdAt": time.Now().UTC().Format(time.RFC3339Nano)}
 	task, err := s.StartTask(ctx, agent, msg, map[string]any{a2aedge.MCPTaskKey: meta})
 	if err != nil {
 		return TaskView{}, taskError(err)
@@ -174,11 +175,8 @@ func (b *Bridge) TaskResult(ctx context.Context, id string) (TaskView, *mcp.Call
 		return v, agentResult(t), nil
 	}
 	tv := &taskView{id: t.ID, contextID: t.ContextID, state: t.Status.State, status: t.Status.Message, artifacts: t.Artifacts}
-	return v, tv.result(bridgeTarget{tool: m.Tool, agent: agentOf(m.Tool)}), nil
+	return v, tv.result(bridgeTarget{tool: m.Tool, agent: m.Agent}), nil
 }
-
-// agentOf is the agent of a bridge tool name, as the result names it.
-func agentOf(tool string) string { return strings.TrimPrefix(tool, LocalToolPrefix) }
 
 // agentResult is the result the MCP edge's agent tool gives for a run:
 // the answer's text, and {session_id, stop_reason} as structured content

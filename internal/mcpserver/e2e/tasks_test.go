@@ -224,3 +224,28 @@ func TestMCPTasksThroughAgentdMCP(t *testing.T) {
 		t.Errorf("followed through another agentd mcp: result %v, a2a %v", f["result"], f["a2a"])
 	}
 }
+
+// TestMCPTasksOfBridgeTools: the local agents the MCP → A2A bridge serves
+// (a2a_local_*) run as tasks too, and their result is the bridge's:
+// the task's text, and {agent, task_id, context_id, state}.
+func TestMCPTasksOfBridgeTools(t *testing.T) {
+	nodeBin := node(t)
+	fake := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "Bridged."}))
+	e := writeConfig(t, tasksConfig(fake.URL))
+	_, base := serveDaemon(t, e)
+	const tool = "a2a_local_helper_bot"
+	run := func(args ...string) map[string]map[string]any {
+		return runTasksClient(t, nodeBin, e, append([]string{base + "/mcp", base + "/a2a/agents/helper-bot", tool}, args...))
+	}
+	s := run("start", "hello")
+	task, _ := s["created"]["task"].(map[string]any)
+	if s["capabilities"]["taskSupport"] != "optional" || task["status"] != "working" {
+		t.Fatalf("bridge tool as a task: %v", s)
+	}
+	id := fmt.Sprint(task["taskId"])
+	f := run("follow", id)
+	sc, _ := f["result"]["structured"].(map[string]any)
+	if f["result"]["text"] != "Bridged." || sc["task_id"] != id || sc["agent"] != "helper-bot" || sc["state"] != "completed" || f["a2a"]["state"] != "TASK_STATE_COMPLETED" {
+		t.Errorf("bridge tool task: result %v, a2a %v", f["result"], f["a2a"])
+	}
+}
