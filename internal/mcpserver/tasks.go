@@ -208,7 +208,7 @@ func (ts *taskServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && !statelessRequest(req) {
 				return &listToolsResult{lr, ts.taskTool}, nil
 			}
 			return res, err
@@ -227,6 +227,14 @@ func (ts *taskServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// statelessRequest reports whether req is of 2026-07-28 or later, whose
+// tasks are an extension of another shape that agentd does not serve:
+// its tools/list does not offer SEP-1686 tasks.
+func statelessRequest(req mcp.Request) bool {
+	extra := req.GetExtra()
+	return extra != nil && extra.Header.Get(headerProtocolVersion) >= statelessVersion
 }
 
 // taskTool reports whether a call of tool runs as a task when asked.

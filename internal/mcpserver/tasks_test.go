@@ -1,15 +1,21 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
 func TestMarkTask(t *testing.T) {
@@ -178,5 +184,126 @@ func TestTaskResultsCarryWhatTheSDKCannot(t *testing.T) {
 	}
 	if b, err := json.Marshal(&listToolsResult{&mcp.ListToolsResult{}, func(string) bool { return true }}); err != nil || !json.Valid(b) {
 		t.Errorf("empty tool list: %s, %v", b, err)
+	}
+}
+
+// recordingTasks is an in-memory Tasks for the edge's own tests: it
+// records the calls it starts (the real one, over the A2A task store, is
+// tested end to end in e2e/tasks_test.go).
+type recordingTasks struct {
+	mu     sync.Mutex
+	starts []TaskCall
+}
+
+func (r *recordingTasks) TaskTool(string) bool { return false }
+
+func (r *recordingTasks) Start(_ context.Context, c TaskCall) (Task, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts = append(r.starts, c)
+	now := time.Now()
+	return Task{ID: "task-" + strconv.Itoa(len(r.starts)), Status: TaskWorking, Created: now, Updated: now, TTL: c.TTL}, nil
+}
+
+func (r *recordingTasks) Get(_ context.Context, id string) (Task, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n, err := strconv.Atoi(strings.TrimPrefix(id, "task-")); err != nil || n < 1 || n > len(r.starts) {
+		return Task{}, errUnknownTask
+	}
+	now := time.Now()
+	return Task{ID: id, Status: TaskCompleted, Created: now, Updated: now}, nil
+}
+
+func (r *recordingTasks) Result(ctx context.Context, id string) (Task, *mcp.CallToolResult, error) {
+	t, err := r.Get(ctx, id)
+	return t, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done " + id}}}, err
+}
+
+func (r *recordingTasks) List(context.Context, string) ([]Task, string, error) { return nil, "", nil }
+
+func (r *recordingTasks) Cancel(ctx context.Context, id string) (Task, error) { return r.Get(ctx, id) }
+
+func (r *recordingTasks) started() []TaskCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.starts)
+}
+
+// TestTasksOnTheWire drives the edge over HTTP with raw JSON-RPC: the
+// initialize result declares tasks, tools/list marks the agent tools, a
+// task-augmented tools/call of an agent tool starts a task (with the ttl
+// granted) instead of running the agent, the task methods answer within
+// the session, and a client's own hand-over header starts nothing.
+// 2026-07-28 requests see none of it.
+func TestTasksOnTheWire(t *testing.T) {
+	h := newHarness(t, harnessOptions{model: llmtest.Always(llmtest.Reply{Text: "ran"}),
+		cfg: config.MCPServe{TaskTTLSecs: 60, TaskMaxTTLSecs: 120, TaskPollIntervalMillis: 500}})
+	rec := &recordingTasks{}
+	h.srv.SetTasks(rec)
+	srv := h.httpServer(t)
+	url := srv.URL + "/mcp"
+	field := func(v any, path ...string) any {
+		for _, p := range path {
+			m, _ := v.(map[string]any)
+			v = m[p]
+		}
+		return v
+	}
+
+	_, _, init := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	var wantCap any
+	if err := json.Unmarshal(tasksCapability, &wantCap); err != nil {
+		t.Fatal(err)
+	}
+	if got := field(init, "result", "capabilities", "tasks"); !reflect.DeepEqual(got, wantCap) || field(init, "result", "capabilities", "tools", "listChanged") != true {
+		t.Errorf("initialize capabilities = %v, want tasks %s beside the SDK's (result %v)", field(init, "result", "capabilities"), tasksCapability, init)
+	}
+
+	cs := httpClient(t, url, nil)
+	session := map[string]string{headerSessionID: cs.ID(), headerProtocolVersion: "2025-11-25"}
+	_, _, list := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, session)
+	tools, _ := field(list, "result", "tools").([]any)
+	if len(tools) == 0 || field(tools[0], "name") != "agentd_agent_helper_bot" || field(tools[0], "execution", "taskSupport") != "optional" {
+		t.Errorf("tools/list = %v, want the agent tool with taskSupport optional", list)
+	}
+
+	_, _, created := post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agentd_agent_helper_bot","arguments":{"message":"hi"},"task":{"ttl":600000}}}`, session)
+	if field(created, "result", "task", "taskId") != "task-1" || field(created, "result", "task", "status") != "working" ||
+		field(created, "result", "task", "ttl") != float64(120000) || field(created, "result", "task", "pollInterval") != float64(500) {
+		t.Errorf("task-augmented call = %v, want task-1 working, ttl bounded to 120000, pollInterval 500", created)
+	}
+	if s := rec.started(); len(s) != 1 || s[0].Agent != "helper-bot" || s[0].TTL != 2*time.Minute || string(s[0].Arguments) != `{"message":"hi"}` {
+		t.Errorf("started %+v", s)
+	}
+
+	_, _, got := post(t, url, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"task-1"}}`, session)
+	if field(got, "result", "status") != "completed" {
+		t.Errorf("tasks/get = %v", got)
+	}
+	_, _, res := post(t, url, `{"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"task-1"}}`, session)
+	if content, _ := field(res, "result", "content").([]any); len(content) != 1 || field(content[0], "text") != "done task-1" ||
+		field(res, "result", "_meta", relatedTaskKey, "taskId") != "task-1" {
+		t.Errorf("tasks/result = %v", res)
+	}
+	_, _, unknown := post(t, url, `{"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"taskId":"nope"}}`, session)
+	if field(unknown, "error", "code") != float64(-32602) {
+		t.Errorf("tasks/get of an unknown id = %v, want -32602", unknown)
+	}
+
+	forged := map[string]string{headerSessionID: cs.ID(), headerProtocolVersion: "2025-11-25", taskHeader: `{"ttl":1}`}
+	_, _, plain := post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"agentd_agent_helper_bot","arguments":{"message":"hi"}}}`, forged)
+	if content, _ := field(plain, "result", "content").([]any); len(content) == 0 || field(content[0], "text") != "ran" || len(rec.started()) != 1 {
+		t.Errorf("a call with a forged hand-over header = %v (tasks started: %d), want the agent's answer and no task", plain, len(rec.started()))
+	}
+
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+	_, _, modern := post(t, url, `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{`+meta+`}}`, map[string]string{headerProtocolVersion: statelessVersion, "Mcp-Method": "tools/list"})
+	if tools, _ := field(modern, "result", "tools").([]any); len(tools) == 0 || field(tools[0], "execution") != nil {
+		t.Errorf("2026-07-28 tools/list = %v, want the tools without SEP-1686 execution", modern)
+	}
+	_, _, modernCall := postStateless(t, url, "agentd_agent_helper_bot", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"agentd_agent_helper_bot","arguments":{"message":"hi"},"task":{},`+meta+`}}`)
+	if field(modernCall, "result", "task") != nil || len(rec.started()) != 1 {
+		t.Errorf("2026-07-28 call with params.task = %v, want it served as a plain call", modernCall)
 	}
 }
