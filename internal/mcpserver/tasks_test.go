@@ -208,6 +208,11 @@ func (r *recordingTasks) Start(_ context.Context, c TaskCall) (Task, error) {
 func (r *recordingTasks) Get(_ context.Context, id string) (Task, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if id == "expired" {
+		// Kept by the store, but past the ttl its client was granted.
+		created := time.Now().Add(-time.Hour)
+		return Task{ID: id, Status: TaskCompleted, Created: created, Updated: created, TTL: time.Minute}, nil
+	}
 	if n, err := strconv.Atoi(strings.TrimPrefix(id, "task-")); err != nil || n < 1 || n > len(r.starts) {
 		return Task{}, errUnknownTask
 	}
@@ -289,6 +294,11 @@ func TestTasksOnTheWire(t *testing.T) {
 	_, _, unknown := post(t, url, `{"jsonrpc":"2.0","id":6,"method":"tasks/get","params":{"taskId":"nope"}}`, session)
 	if field(unknown, "error", "code") != float64(-32602) {
 		t.Errorf("tasks/get of an unknown id = %v, want -32602", unknown)
+	}
+
+	_, _, expiredGet := post(t, url, `{"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId":"expired"}}`, session)
+	if field(expiredGet, "error", "code") != float64(-32602) {
+		t.Errorf("tasks/get of a task past its ttl = %v, want -32602", expiredGet)
 	}
 
 	forged := map[string]string{headerSessionID: cs.ID(), headerProtocolVersion: "2025-11-25", taskHeader: `{"ttl":1}`}
