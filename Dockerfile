@@ -18,6 +18,9 @@ LABEL org.opencontainers.image.title="agentd" \
 
 COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY agentd /usr/local/bin/agentd
+# The image's own config (deploy/image/config.toml): 0.0.0.0:4200 with an
+# API key from AGENTD_API_KEY. Mount yours over it.
+COPY config.toml /etc/agentd/config.toml
 # AGENTD_HOME (the store, workspaces, config.toml) belongs to the
 # unprivileged user; mount a volume there to keep it.
 COPY --chown=65532:65532 home /var/lib/agentd
@@ -27,9 +30,10 @@ ENV AGENTD_HOME=/var/lib/agentd
 USER 65532:65532
 EXPOSE 4200
 
-# agentd asks itself: GET /api/health on the configured listen address.
+# agentd asks itself: GET /api/health on 127.0.0.1:4200, where the
+# image's config listens (a config listening elsewhere needs its own).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["/usr/local/bin/agentd", "health", "--timeout", "4s"]
 
 ENTRYPOINT ["/usr/local/bin/agentd"]
-CMD ["start"]
+CMD ["start", "--config", "/etc/agentd/config.toml"]

@@ -34,13 +34,12 @@ release: ## stripped, reproducible binaries for linux and darwin on amd64 and ar
 	cd $(DIST) && sha256sum agentd-$(VERSION)-* > SHA256SUMS && cat SHA256SUMS
 
 # The image needs no registry to build: FROM scratch, with the static
-# linux binary and the build machine's CA certificates (Debian's
-# ca-certificates) copied in from a context made here.
+# linux binary, the build machine's CA certificates (Debian's
+# ca-certificates) and deploy/image/config.toml copied in from a context
+# made here (scripts/image.sh, docker or podman). `make test` runs
+# scripts/image.sh check: the image built, run, probed and stopped.
 image: ## the container image $(IMAGE):$(VERSION) (Dockerfile), for this machine's architecture
-	rm -rf $(BIN)/image && mkdir -p $(BIN)/image/home
-	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -buildvcs=false -ldflags "$(RELEASE_LDFLAGS)" -o $(BIN)/image/agentd ./cmd/agentd
-	cp /etc/ssl/certs/ca-certificates.crt $(BIN)/image/
-	docker build -f Dockerfile --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE):$(VERSION) $(BIN)/image
+	VERSION=$(VERSION) COMMIT=$(COMMIT) IMAGE=$(IMAGE) GO=$(GO) ./scripts/image.sh build
 
 interop-deps: ## install the pinned Node peers (package-lock.json)
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
@@ -78,6 +77,7 @@ test: interop-deps browser-deps lint ## everything CI runs: lint, unit + race + 
 	  set -x; \
 	  AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...; \
 	  (cd deploy/check && $(GO) test -count=1 ./...); \
+	  AGENTD_INTEROP=1 VERSION=$(VERSION) COMMIT=$(COMMIT) GO=$(GO) ./scripts/image.sh check; \
 	  ./scripts/fuzz.sh 3s
 
 unit: ## fast loop while developing: no lint, no Node peers

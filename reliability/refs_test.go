@@ -39,6 +39,10 @@ var packageTests = []packageTest{
 	{areaSubprocess, "MCP client: environment cleared (unit)", "internal/mcpclient/fault_test.go", "TestEnvironmentIsCleared"},
 	{areaSubprocess, "MCP client: no orphans on close, remove, reconnect (unit)", "internal/mcpclient/fault_test.go", "TestNoOrphansOnCloseRemoveAndReconnect"},
 	{areaAuth, "bearer auth middleware (unit)", "internal/httpapi/middleware_test.go", "TestAuth"},
+	{areaCluster, "PostgreSQL stopped 10 s under a run in flight: COMPLETED within the bound, FAILED after it, no turn left claimed, no connection details", "internal/daemon/outage_test.go", "TestStoreOutage"},
+	{areaCluster, "SIGHUP survived; SIGTERM drains, then fails the runs left as replica shutting down", "internal/daemon/drain_test.go", "TestDrainOnSIGTERM"},
+	{areaCluster, "driver errors of an absent database: store unavailable, safe to retry only if unsent, no connection details", "internal/store/postgres/errors_test.go", "TestUnavailableErrors"},
+	{areaCluster, "retry bound shared by an outage's writes; unknown outcomes retried only when idempotent", "internal/store/storeretry/storeretry_test.go", "TestBoundIsShared"},
 }
 
 // TestPackageTestsReferenced checks that every per-package test the

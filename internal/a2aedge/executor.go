@@ -535,6 +535,9 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 	if err := h.s.mayUseContext(ctx, req); err != nil {
 		return nil, err
 	}
+	if err := h.s.refuseNew(req); err != nil {
+		return nil, err
+	}
 	if req != nil && req.Message != nil && req.Message.TaskID != "" {
 		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
 			return nil, err
@@ -661,6 +664,9 @@ func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMess
 	if err := h.s.mayUseContext(ctx, req); err != nil {
 		return refusedStream(err)
 	}
+	if err := h.s.refuseNew(req); err != nil {
+		return refusedStream(err)
+	}
 	if req != nil && req.Message != nil && req.Message.TaskID != "" {
 		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
 			return refusedStream(err)
@@ -757,6 +763,18 @@ func (s *Server) mayUseContext(ctx context.Context, req *a2a.SendMessageRequest)
 		return fmt.Errorf("%w: contextId %q is not a conversation principal %q may continue; omit contextId to start a new one", a2a.ErrUnauthorized, req.Message.ContextID, p.Name)
 	}
 	return nil
+}
+
+// refuseNew refuses a message that would start a task while the daemon
+// drains (agent.Kernel.Drain): the client hears at once that this
+// replica is going, and retries elsewhere, rather than getting a task
+// that fails. A message on an existing task (the answer an
+// input-required task waits for) continues work under way: taken.
+func (s *Server) refuseNew(req *a2a.SendMessageRequest) error {
+	if !s.opts.Kernel.Draining() || (req != nil && req.Message != nil && req.Message.TaskID != "") {
+		return nil
+	}
+	return fmt.Errorf("new task: %w", agent.ErrShuttingDown)
 }
 
 // refusedStream is a stream that fails at once with err.

@@ -16,7 +16,7 @@ type owner struct {
 	mu      sync.Mutex
 	closed  bool
 	next    uint64
-	cancels map[uint64]context.CancelFunc
+	cancels map[uint64]context.CancelCauseFunc
 }
 
 // detach returns a context for work that must outlive base's request: it
@@ -25,21 +25,21 @@ type owner struct {
 // work ends, which also forgets it. After close the context is already
 // cancelled, so work started late stops at once.
 func (o *owner) detach(base context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(base))
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
-		cancel()
-		return ctx, cancel
+		cancel(nil)
+		return ctx, func() {}
 	}
 	if o.cancels == nil {
-		o.cancels = map[uint64]context.CancelFunc{}
+		o.cancels = map[uint64]context.CancelCauseFunc{}
 	}
 	id := o.next
 	o.next++
 	o.cancels[id] = cancel
 	return ctx, func() {
-		cancel()
+		cancel(nil)
 		o.mu.Lock()
 		delete(o.cancels, id)
 		o.mu.Unlock()
@@ -56,6 +56,16 @@ func (o *owner) goDetached(base context.Context, f func(ctx context.Context)) {
 	})
 }
 
+// fail cancels all the work under way with cause (context.Cause), and
+// leaves the owner open.
+func (o *owner) fail(cause error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, cancel := range o.cancels {
+		cancel(cause)
+	}
+}
+
 // close cancels all the work and waits for its goroutines to return.
 func (o *owner) close() {
 	o.mu.Lock()
@@ -64,7 +74,7 @@ func (o *owner) close() {
 	o.cancels = nil
 	o.mu.Unlock()
 	for _, cancel := range cancels {
-		cancel()
+		cancel(nil)
 	}
 	o.wg.Wait()
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentd/agentd/internal/agent"
@@ -163,6 +164,53 @@ func New(opts Options) *Server {
 
 func (s *Server) capabilities() *a2a.AgentCapabilities {
 	return &a2a.AgentCapabilities{Streaming: true, PushNotifications: s.opts.Push != nil}
+}
+
+// FailRuns ends the work this server runs beyond its requests with cause
+// (see context.Cause): the model-free runs (the MCP proxy's tasks) and
+// relayed calls. Kernel runs end through agent.Kernel.FailRuns. A
+// stopping daemon calls both with agent.ErrShuttingDown once its drain
+// timed out, so that their tasks fail rather than show as canceled.
+//
+// A task waiting for input has no execution that would report its run's
+// end (the next message would start one): its failure, saying cause, is
+// stored here.
+func (s *Server) FailRuns(cause error) {
+	s.owned.fail(cause)
+	s.mu.Lock()
+	var waiting []a2a.TaskID
+	for id, r := range s.runs {
+		r.mu.Lock()
+		if r.awaiting != nil {
+			waiting = append(waiting, id)
+		}
+		r.mu.Unlock()
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, id := range waiting {
+		st, err := s.opts.Tasks.Get(ctx, id)
+		if err != nil {
+			s.log.Warn("failing a task waiting for input", "task", id, "err", err)
+			continue
+		}
+		t := st.Task
+		now := time.Now().UTC()
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Timestamp: &now,
+			Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.NewTextPart("the agent failed while waiting for input: "+cause.Error()))}
+		if _, err := s.opts.Tasks.Update(ctx, &taskstore.UpdateRequest{Task: t, PrevVersion: st.Version}); err != nil {
+			s.log.Warn("failing a task waiting for input", "task", id, "err", err)
+		}
+	}
+}
+
+// Running is the number of tasks with a run in this process, those
+// waiting for input included: what a draining daemon waits for.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
 }
 
 // Close cancels every run and waits for them to end.

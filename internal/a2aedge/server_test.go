@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
@@ -333,6 +334,32 @@ func TestInputRequired(t *testing.T) {
 			}
 		})
 	}
+	t.Run("replica shutting down while waiting", func(t *testing.T) {
+		f := newFixture(t, script, fixtureOptions{})
+		cl := f.a2aClient("alpha")
+		ctx := context.Background()
+		res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("do it"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := res.(*a2a.Task)
+		if task.Status.State != a2a.TaskStateInputRequired {
+			t.Fatalf("state %s", task.Status.State)
+		}
+		// What a drain that timed out does.
+		f.s.opts.Kernel.FailRuns(agent.ErrShuttingDown)
+		f.s.FailRuns(agent.ErrShuttingDown)
+		got, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.State != a2a.TaskStateFailed || !strings.Contains(got.Status.Message.Parts[0].Text(), "replica shutting down") {
+			t.Fatalf("a task waiting for input when its replica stops: %s %v; want failed, replica shutting down", got.Status.State, got.Status.Message)
+		}
+		if rec, _ := f.db.GetTask(ctx, string(task.ID)); !rec.Terminal {
+			t.Error("the failure is not stored")
+		}
+	})
 	t.Run("cancel while waiting", func(t *testing.T) {
 		f := newFixture(t, script, fixtureOptions{})
 		cl := f.a2aClient("alpha")

@@ -22,6 +22,9 @@ import (
 	"github.com/agentd/agentd/internal/store"
 )
 
+// settleEvery is how often unsettled task states are written again.
+const settleEvery = time.Second
+
 // DefaultMaxTasks bounds the task store when no bound is configured.
 const DefaultMaxTasks = 1000
 
@@ -61,6 +64,11 @@ type TaskStore struct {
 	mu    sync.Mutex
 	live  map[a2a.TaskID]*liveTask
 	count int // tasks in the store, as far as this process knows
+	// unsettled are live tasks whose newest state the store did not take
+	// (store.ErrUnavailable, after the store's own retries): the pruner
+	// writes them again until it does. Meanwhile this process answers
+	// for them from memory.
+	unsettled map[a2a.TaskID]*liveTask
 
 	pruneC chan struct{}
 	stop   chan struct{}
@@ -92,7 +100,7 @@ func OpenTaskStore(ctx context.Context, st store.TaskStore, opts TaskStoreOption
 	}
 	s := &TaskStore{
 		st: st, max: opts.MaxTasks, flush: opts.FlushInterval, log: orDiscard(opts.Logger), tm: newTaskMetrics(opts.Meter),
-		live: map[a2a.TaskID]*liveTask{}, pruneC: make(chan struct{}, 1), stop: make(chan struct{}),
+		live: map[a2a.TaskID]*liveTask{}, unsettled: map[a2a.TaskID]*liveTask{}, pruneC: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	_, total, err := st.ListTasks(ctx, store.TaskFilter{Limit: 1})
 	if err != nil {
@@ -105,7 +113,10 @@ func OpenTaskStore(ctx context.Context, st store.TaskStore, opts TaskStoreOption
 	return s, nil
 }
 
-// Close stops the pruner. It does not close the underlying store.
+// Close stops the pruner, after one last try at the unsettled writes.
+// It does not close the underlying store. A task still unsettled stays
+// non-terminal in the store, where the next start (FailRunningTasks) or
+// another replica's reaper fails it.
 func (s *TaskStore) Close() error {
 	select {
 	case <-s.stop:
@@ -113,6 +124,9 @@ func (s *TaskStore) Close() error {
 		close(s.stop)
 	}
 	s.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.settle(ctx)
 	return nil
 }
 
@@ -275,7 +289,9 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 	if !write {
 		return version, nil
 	}
-	if err := s.write(ctx, lt); err != nil {
+	// The final write must land even if the request that caused it is
+	// gone: the run's outcome is what a later GetTask reports.
+	if err := s.write(context.WithoutCancel(ctx), lt); err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	return version, nil
@@ -298,19 +314,52 @@ func (s *TaskStore) write(ctx context.Context, lt *liveTask) error {
 		ID: string(task.ID), ContextID: task.ContextID, Agent: lt.agent, Owner: lt.owner, State: string(task.Status.State),
 		Terminal: task.Status.State.Terminal(), Data: data, CreatedAt: lt.created, UpdatedAt: time.Now().UTC(),
 	}
-	// The final write must land even if the request that caused it is
-	// gone: the run's outcome is what a later GetTask reports.
-	if _, err := s.st.UpdateTask(context.WithoutCancel(ctx), rec, 0); err != nil {
-		return fmt.Errorf("store task %s: %w", task.ID, err)
-	}
-	if rec.Terminal {
-		s.mu.Lock()
-		if s.live[task.ID] == lt && lt.task == task {
-			delete(s.live, task.ID)
+	if _, err := s.st.UpdateTask(ctx, rec, 0); err != nil {
+		if !errors.Is(err, store.ErrUnavailable) {
+			return fmt.Errorf("store task %s: %w", task.ID, err)
 		}
+		// The database is gone for longer than the store waits. The
+		// task's state is kept here, where this process answers for it,
+		// and written when the database returns (settle): a task must
+		// not stay working in the store because its end came during an
+		// outage.
+		s.mu.Lock()
+		_, was := s.unsettled[task.ID]
+		s.unsettled[task.ID] = lt
 		s.mu.Unlock()
+		if !was {
+			s.log.Warn("a2a task state not stored: the store is unavailable; stored once it answers", "task", task.ID, "state", rec.State)
+		}
+		return nil
 	}
+	s.mu.Lock()
+	if s.unsettled[task.ID] == lt && lt.task == task {
+		delete(s.unsettled, task.ID)
+	}
+	if rec.Terminal && s.live[task.ID] == lt && lt.task == task {
+		delete(s.live, task.ID)
+	}
+	s.mu.Unlock()
 	return nil
+}
+
+// settle writes the unsettled tasks again, newest state each.
+func (s *TaskStore) settle(ctx context.Context) {
+	s.mu.Lock()
+	if len(s.unsettled) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	pending := make([]*liveTask, 0, len(s.unsettled))
+	for _, lt := range s.unsettled {
+		pending = append(pending, lt)
+	}
+	s.mu.Unlock()
+	for _, lt := range pending {
+		if err := s.write(ctx, lt); err != nil {
+			s.log.Warn("storing an a2a task's state failed", "err", err)
+		}
+	}
 }
 
 // updateStored updates a task that is not live (a terminal task, or one a
@@ -471,13 +520,23 @@ func (s *TaskStore) triggerPrune() {
 	}
 }
 
-// pruner evicts terminal tasks beyond the bound, off the request path.
+// pruner evicts terminal tasks beyond the bound, off the request path,
+// and stores the unsettled tasks' states once the store answers again.
 func (s *TaskStore) pruner() {
 	defer s.wg.Done()
+	tick := time.NewTicker(settleEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
+		case <-tick.C:
+			// Bounded: a store that waits out an outage must not keep
+			// Close waiting.
+			ctx, cancel := context.WithTimeout(context.Background(), settleEvery)
+			s.settle(ctx)
+			cancel()
+			continue
 		case <-s.pruneC:
 		}
 		n, err := s.st.PruneTasks(context.Background(), s.max)

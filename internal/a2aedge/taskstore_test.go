@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,5 +229,69 @@ func TestTaskStoreListStatus(t *testing.T) {
 				t.Fatalf("got %+v, %v; want %d tasks", res, err, tc.want)
 			}
 		})
+	}
+}
+
+// downStore is a store.TaskStore whose updates fail with
+// store.ErrUnavailable while down is set: a database outage longer than
+// the store's own retries.
+type downStore struct {
+	store.TaskStore
+	down atomic.Bool
+}
+
+func (s *downStore) UpdateTask(ctx context.Context, t store.Task, prev int64) (int64, error) {
+	if s.down.Load() {
+		return 0, fmt.Errorf("update task: %w", store.ErrUnavailable)
+	}
+	return s.TaskStore.UpdateTask(ctx, t, prev)
+}
+
+// TestTaskStoreSettlesAfterOutage checks that a task whose end comes
+// during an outage is not left working: Update succeeds (a2a-go's
+// pipeline goes on), this process answers the end from memory, and the
+// end is stored once the store answers again.
+func TestTaskStoreSettlesAfterOutage(t *testing.T) {
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ds := &downStore{TaskStore: db}
+	ts, err := OpenTaskStore(context.Background(), ds, TaskStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts.Close()
+	ctx := withAgent(context.Background(), "alpha")
+	task := newTask("t1", a2a.TaskStateWorking)
+	v, err := ts.Create(ctx, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.down.Store(true)
+	done := *task
+	done.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, task, a2a.NewTextPart("store unavailable, retry"))}
+	if _, err := ts.Update(ctx, &taskstore.UpdateRequest{Task: &done, PrevVersion: v}); err != nil {
+		t.Fatalf("the end of a task during an outage: %v", err)
+	}
+	got, err := ts.Get(ctx, "t1")
+	if err != nil || got.Task.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("this process answers %v, %v; want the failed task", got, err)
+	}
+	if rec, _ := db.GetTask(context.Background(), "t1"); rec.Terminal {
+		t.Fatal("stored while the store was down")
+	}
+	ds.down.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := db.GetTask(context.Background(), "t1")
+		if err == nil && rec.Terminal && rec.State == string(a2a.TaskStateFailed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the store came back the task is stored %q", rec.State)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -18,7 +18,8 @@ func TestErrorMapCoversCoreSentinels(t *testing.T) {
 		-32600:           {"agent.ErrAgentNotFound", "agent.ErrNoModel", "agent.ErrForbidden", "agent.ErrReadOnly", "agent.ErrSessionBusy"},
 		// Not the editor's to fix: agentd's own state, its model
 		// provider's key, an upstream, a shutdown.
-		-32603: {"tool.ErrDisconnected", "store.ErrExists", "store.ErrConflict", "llm.ErrAuth", "netguard.ErrBlocked", "auditlog.ErrClosed"},
+		-32603: {"tool.ErrDisconnected", "store.ErrExists", "store.ErrConflict", "llm.ErrAuth", "netguard.ErrBlocked", "auditlog.ErrClosed",
+			"store.ErrUnavailable", "agent.ErrShuttingDown"},
 	}, func(err error) int {
 		var re *acp.RequestError
 		if !errors.As(wireError(err), &re) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -42,6 +43,12 @@ var (
 	// ErrForbidden is returned when the run's principal may not run the
 	// agent. Edges map it to their "forbidden" answer.
 	ErrForbidden = errors.New("forbidden")
+	// ErrShuttingDown is returned when the daemon is stopping: by a new
+	// run while it drains (Kernel.Drain), and by a run it ended because
+	// the drain's time was up (Kernel.FailRuns). It is no fault of the
+	// client's, and another replica can take the retry; edges report
+	// such a run failed, not canceled.
+	ErrShuttingDown = errors.New("replica shutting down, retry")
 )
 
 // Providers resolves a provider name from the config to a Provider.
@@ -55,6 +62,14 @@ type Options struct {
 	Providers Providers
 	Runner    *tool.Runner
 	Sessions  store.SessionStore
+	// RunWrites, if set, is the session store for the writes of a run
+	// once it has begun (its replies and tool results, its end): the
+	// daemon's waits out a store outage (package storeretry), so that a
+	// run in flight survives one. A run's first writes, which store the
+	// input it was given, go to Sessions: a request that arrives during
+	// an outage is refused at once (store.ErrUnavailable), not kept
+	// waiting. nil means Sessions.
+	RunWrites store.SessionStore
 	Logger    *slog.Logger
 	// Workspace returns an agent's absolute workspace directory.
 	Workspace func(m manifest.Manifest) string
@@ -99,6 +114,8 @@ type Kernel struct {
 	mu   sync.Mutex
 	busy map[string]bool // session ids with a run in progress
 
+	draining atomic.Bool // see Drain
+
 	runs *runLog
 	// specs of the kernel's tools, made once (see agentList.Spec).
 	specs struct{ list, send tool.Spec }
@@ -114,6 +131,9 @@ func New(opts Options) *Kernel {
 	}
 	if opts.Workspace == nil {
 		opts.Workspace = func(m manifest.Manifest) string { return m.Workspace }
+	}
+	if opts.RunWrites == nil {
+		opts.RunWrites = opts.Sessions
 	}
 	log := opts.Logger
 	if log == nil {
@@ -194,9 +214,13 @@ type RunResult struct {
 }
 
 // Run runs one turn. A cancelled ctx ends the run with StopCancelled and a
-// nil error; the history stays valid for the next turn.
+// nil error; the history stays valid for the next turn. A run ended by
+// FailRuns(ErrShuttingDown) returns that error instead, and so does a new
+// run once the kernel drains.
 func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
-	runID := k.runs.start(req)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	runID := k.runs.start(req, cancel)
 	emit := serialise(func(e Event) {
 		k.runs.observe(runID, e)
 		if req.OnEvent != nil {
@@ -208,7 +232,13 @@ func (k *Kernel) Run(ctx context.Context, req *RunRequest) (*RunResult, error) {
 	if k.obs != nil {
 		ctx, span = k.obs.startRun(ctx, req)
 	}
-	res, err := k.run(ctx, req, emit)
+	var res *RunResult
+	var err error
+	if k.Draining() && req.Depth == 0 {
+		err = fmt.Errorf("run agent %q: %w", req.Agent, ErrShuttingDown)
+	} else {
+		res, err = k.run(ctx, req, emit)
+	}
 	if k.obs != nil {
 		agent := req.Agent
 		if errors.Is(err, ErrAgentNotFound) {
@@ -260,7 +290,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 	// otherwise (an error, a cancel) stores it with the user's input, as
 	// if stored at the start. Only a crash loses it, and then the edge
 	// had told its client nothing of the turn.
-	_, canCombine := k.opts.Sessions.(store.SessionTaskWriter)
+	_, canCombine := k.opts.RunWrites.(store.SessionTaskWriter)
 	sess, history, pending, err := k.openSession(ctx, req, m, input, req.FinalTask != nil && canCombine)
 	if err != nil {
 		return nil, err
@@ -271,7 +301,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			if pending.sess == nil {
 				return
 			}
-			if err := k.opts.Sessions.CreateSession(context.WithoutCancel(ctx), *pending.sess, pending.input); err != nil {
+			if err := k.opts.RunWrites.CreateSession(context.WithoutCancel(ctx), *pending.sess, pending.input); err != nil {
 				k.log.Error("storing the session of a run that ended early failed", "session", sess.ID, "err", err)
 			}
 		}()
@@ -318,8 +348,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			mc.end(mctx, resp, err)
 		}
 		if ctx.Err() != nil {
-			res.StopReason = StopCancelled
-			return res, nil
+			return stopped(ctx, res)
 		}
 		if err != nil {
 			return res, fmt.Errorf("model %s/%s: %w", m.Provider, m.Model, err)
@@ -356,8 +385,7 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			return res, err
 		}
 		if ctx.Err() != nil {
-			res.StopReason = StopCancelled
-			return res, nil
+			return stopped(ctx, res)
 		}
 		if m.TokenBudget > 0 && res.Usage.InputTokens+res.Usage.OutputTokens >= m.TokenBudget {
 			res.StopReason = StopTokenBudget
@@ -365,6 +393,17 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		}
 	}
 	res.StopReason = StopMaxIterations
+	return res, nil
+}
+
+// stopped ends a run whose ctx ended: cancelled by its client
+// (StopCancelled, no error), or failed by a stopping daemon
+// (ErrShuttingDown, see FailRuns).
+func stopped(ctx context.Context, res *RunResult) (*RunResult, error) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrShuttingDown) {
+		return res, cause
+	}
+	res.StopReason = StopCancelled
 	return res, nil
 }
 
@@ -499,12 +538,12 @@ func (k *Kernel) loadOrCreate(ctx context.Context, req *RunRequest, m manifest.M
 		// The process died while tools ran: answer the dangling calls so
 		// the history is valid again (vendors reject a tool call without
 		// its result) and say truthfully what happened.
-		if err := k.persist(ctx, s.ID, fix); err != nil {
+		if err := k.append(ctx, k.opts.Sessions, s.ID, fix); err != nil {
 			return s, nil, err
 		}
 		history = append(history, fix)
 	}
-	if err := k.persist(ctx, s.ID, input); err != nil {
+	if err := k.append(ctx, k.opts.Sessions, s.ID, input); err != nil {
 		return s, nil, err
 	}
 	return s, append(history, input), nil
@@ -534,12 +573,17 @@ func (k *Kernel) Session(ctx context.Context, id string) (store.Session, []llm.M
 	return s, msgs, nil
 }
 
+// persist appends a message of a run under way (RunWrites).
 func (k *Kernel) persist(ctx context.Context, sessionID string, msg llm.Message) error {
+	return k.append(ctx, k.opts.RunWrites, sessionID, msg)
+}
+
+func (k *Kernel) append(ctx context.Context, st store.SessionStore, sessionID string, msg llm.Message) error {
 	sm, err := storedMessage(msg)
 	if err != nil {
 		return err
 	}
-	if _, err := k.opts.Sessions.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
+	if _, err := st.AppendMessages(ctx, sessionID, []store.Message{sm}); err != nil {
 		return fmt.Errorf("save message to session %s: %w", sessionID, err)
 	}
 	return nil
@@ -562,7 +606,7 @@ func (k *Kernel) persistReply(ctx context.Context, sessionID string, msg llm.Mes
 	if err != nil {
 		return err
 	}
-	if err := k.opts.Sessions.CreateSession(ctx, *p.sess, p.input, sm); err != nil {
+	if err := k.opts.RunWrites.CreateSession(ctx, *p.sess, p.input, sm); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	p.sess = nil
@@ -573,7 +617,7 @@ func (k *Kernel) persistReply(ctx context.Context, sessionID string, msg llm.Mes
 // in the same transaction when the edge asks (req.FinalTask) and the
 // store can, and the pending session, if any, with both.
 func (k *Kernel) persistLast(ctx context.Context, req *RunRequest, res *RunResult, p *pendingSession) error {
-	w, can := k.opts.Sessions.(store.SessionTaskWriter)
+	w, can := k.opts.RunWrites.(store.SessionTaskWriter)
 	var t store.Task
 	withTask := false
 	if req.FinalTask != nil && can {

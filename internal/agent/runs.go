@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -39,16 +40,20 @@ const maxRecentRuns = 200
 type runLog struct {
 	mu       sync.Mutex
 	active   map[string]*RunInfo
-	finished []RunInfo // oldest first
+	cancels  map[string]context.CancelCauseFunc // of the active runs
+	finished []RunInfo                          // oldest first
 }
 
-func newRunLog() *runLog { return &runLog{active: map[string]*RunInfo{}} }
+func newRunLog() *runLog {
+	return &runLog{active: map[string]*RunInfo{}, cancels: map[string]context.CancelCauseFunc{}}
+}
 
-func (l *runLog) start(req *RunRequest) string {
+func (l *runLog) start(req *RunRequest, cancel context.CancelCauseFunc) string {
 	id := NewID()
 	l.mu.Lock()
 	l.active[id] = &RunInfo{ID: id, Agent: req.Agent, SessionID: req.SessionID, Origin: req.Origin,
 		Principal: principal.NameOf(req.Principal), Depth: req.Depth, Started: time.Now().UTC(), Running: true}
+	l.cancels[id] = cancel
 	l.mu.Unlock()
 	return id
 }
@@ -80,6 +85,7 @@ func (l *runLog) finish(id string, res *RunResult, err error) {
 		return
 	}
 	delete(l.active, id)
+	delete(l.cancels, id)
 	now := time.Now().UTC()
 	ri.Ended, ri.Running = &now, false
 	if res != nil {
@@ -112,4 +118,32 @@ func (k *Kernel) Runs() []RunInfo {
 		out = append(out, l.finished[i])
 	}
 	return out
+}
+
+// Drain makes the kernel refuse new runs with ErrShuttingDown, for a
+// daemon that is stopping: the runs under way go on (and the runs they
+// delegate to, agent_send, which finish their turn). It cannot be undone.
+func (k *Kernel) Drain() { k.draining.Store(true) }
+
+// Draining reports whether Drain was called: edges refuse new work
+// before starting any of it.
+func (k *Kernel) Draining() bool { return k.draining.Load() }
+
+// Active is the number of runs under way.
+func (k *Kernel) Active() int {
+	k.runs.mu.Lock()
+	defer k.runs.mu.Unlock()
+	return len(k.runs.active)
+}
+
+// FailRuns ends every run under way with cause: a run cancelled so
+// returns cause as its error when it is ErrShuttingDown (the run failed,
+// through no fault of its client), rather than StopCancelled.
+func (k *Kernel) FailRuns(cause error) int {
+	k.runs.mu.Lock()
+	defer k.runs.mu.Unlock()
+	for _, cancel := range k.runs.cancels {
+		cancel(cause)
+	}
+	return len(k.runs.cancels)
 }

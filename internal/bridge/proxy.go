@@ -87,7 +87,7 @@ type ProxyError struct {
 	Source string `json:"source"` // SourceProxy, SourceProtocol or SourceTool
 	// Code is the JSON-RPC error code (a number) when the server answered
 	// one, else a snake_case word: invalid_request, unknown_server,
-	// unknown_tool, not_allowed, rejected, canceled (A2A_PROXY);
+	// unknown_tool, not_allowed, rejected, canceled, shutting_down (A2A_PROXY);
 	// disconnected, timeout, result_too_large (MCP_PROTOCOL); tool_error
 	// (MCP_TOOL).
 	Code    any    `json:"code"`
@@ -155,7 +155,7 @@ func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
 			return argumentsQuestion(ec, target, missing)
 		})
 		if err != nil {
-			return proxyCanceled(reply)
+			return proxyCanceled(ctx, reply)
 		}
 		if !mergeAnswer(args, answer, missing, target.schema) {
 			reply.Error = proxyErr(SourceProxy, "invalid_request", "the reply gave none of the missing arguments (%s); send a data part {\"arguments\": {...}}", strings.Join(missing, ", "))
@@ -191,7 +191,7 @@ func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
 func proxyResult(ctx context.Context, reply ProxyReply, out tool.Outcome, rec *mcpclient.CallRecord) *outcome {
 	switch {
 	case ctx.Err() != nil:
-		return proxyCanceled(reply)
+		return proxyCanceled(ctx, reply)
 	case out.Decision == "deny":
 		reply.Error = proxyErr(SourceProxy, "not_allowed", "%s", out.Result.Content)
 	case out.Decision == "rejected":
@@ -230,7 +230,15 @@ func proxyFailure(reply ProxyReply) *outcome {
 	return &outcome{state: a2a.TaskStateFailed, parts: replyParts(reply, reply.Error.Source+" error: "+reply.Error.Message)}
 }
 
-func proxyCanceled(reply ProxyReply) *outcome {
+// proxyCanceled is the end of a call whose ctx ended: the client's
+// cancel, or a stopping daemon's (agent.ErrShuttingDown, the cause its
+// drain gives), which fails the task: nobody canceled it, and the client
+// may retry on another replica.
+func proxyCanceled(ctx context.Context, reply ProxyReply) *outcome {
+	if cause := context.Cause(ctx); errors.Is(cause, agent.ErrShuttingDown) {
+		reply.Error = proxyErr(SourceProxy, "shutting_down", "replica shutting down: the MCP call was stopped with it; retry")
+		return proxyFailure(reply)
+	}
 	reply.Error = proxyErr(SourceProxy, "canceled", "the task was canceled; the MCP call was canceled with it")
 	return &outcome{state: a2a.TaskStateCanceled, parts: replyParts(reply, reply.Error.Message)}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/a2aedge"
+	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/manifest"
@@ -391,6 +392,50 @@ func TestProxyCancelCancelsUpstream(t *testing.T) {
 			t.Fatal("the upstream call was not cancelled")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestProxyShutdownFailsTheTask checks that a proxied call a stopping
+// daemon ends (a2aedge.Server.FailRuns with agent.ErrShuttingDown, what
+// a drain that timed out does) fails its task with shutting_down: not
+// canceled, which would tell the client it had canceled it.
+func TestProxyShutdownFailsTheTask(t *testing.T) {
+	f, u := newProxyFixture(t)
+	cl := f.a2aClient("proxy")
+	ctx := context.Background()
+	req := proxyMessage("tools", "hang", nil)
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	res, err := cl.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	select {
+	case <-u.hanging:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream call never started")
+	}
+	f.s.FailRuns(agent.ErrShuttingDown)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.State.Terminal() {
+			if got.Status.State != a2a.TaskStateFailed {
+				t.Fatalf("state %s, want failed", got.Status.State)
+			}
+			data, _ := replyOf(t, got)
+			if source, code := errorOf(data); source != "A2A_PROXY" || code != "shutting_down" {
+				t.Errorf("error %v %v, want A2A_PROXY shutting_down", source, code)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task is still %s", got.Status.State)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -3,6 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 
 	"github.com/agentd/agentd/internal/daemon"
 )
@@ -19,6 +24,8 @@ func runStart(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	log := e.logger(cfg)
+	stopHUP := ignoreHUP(log)
+	defer stopHUP()
 	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
 	if err != nil {
 		return err
@@ -33,4 +40,31 @@ func runStart(ctx context.Context, e *env, args []string) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// ignoreHUP keeps SIGHUP from killing the daemon (its default action:
+// exit 129, without draining), which an operator sending it to reload
+// would not expect. Reloading is not implemented: the signal is logged,
+// and a restart (a rolling one, among replicas) applies a new config.
+// The returned func stops listening and waits for the goroutine.
+func ignoreHUP(log *slog.Logger) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				log.Warn("SIGHUP: reload not supported yet: restart the daemon to apply a new config (it keeps running with the old one)")
+			}
+		}
+	})
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		wg.Wait()
+	}
 }

@@ -4,8 +4,10 @@
 package config
 
 import (
+	"cmp"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/agentd/agentd/internal/manifest"
 )
@@ -129,6 +131,32 @@ type Cluster struct {
 	// seals and every one opens (rotation). Unset: a key generated once
 	// and kept in the database.
 	SessionKeyEnv string `toml:"session_key_env" json:"session_key_env,omitempty"`
+	// StoreRetrySecs is how long the writes of a run wait, retrying, for
+	// an unavailable database before the run fails (store unavailable);
+	// 0 = DefaultStoreRetrySecs (StoreRetry).
+	StoreRetrySecs int `toml:"store_retry_secs" json:"store_retry_secs,omitempty"`
+	// DrainTimeoutSecs is how long a stopping daemon (SIGTERM) lets its
+	// runs finish, taking no new ones, before it fails the rest
+	// ("replica shutting down"); 0 = DefaultDrainSecs (DrainTimeout).
+	// The one key of [cluster] that a daemon on SQLite takes too.
+	DrainTimeoutSecs int `toml:"drain_timeout_secs" json:"drain_timeout_secs,omitempty"`
+}
+
+// Defaults of the [cluster] durations, which zero leaves to StoreRetry and
+// DrainTimeout (not ApplyDefaults: with SQLite, [cluster] stays empty).
+const (
+	DefaultStoreRetrySecs = 60
+	DefaultDrainSecs      = 30
+)
+
+// StoreRetry is how long a run's writes wait for an unavailable store.
+func (c Cluster) StoreRetry() time.Duration {
+	return time.Duration(cmp.Or(c.StoreRetrySecs, DefaultStoreRetrySecs)) * time.Second
+}
+
+// DrainTimeout is how long a stopping daemon lets its runs finish.
+func (c Cluster) DrainTimeout() time.Duration {
+	return time.Duration(cmp.Or(c.DrainTimeoutSecs, DefaultDrainSecs)) * time.Second
 }
 
 // Auth configures how clients authenticate beyond API keys.

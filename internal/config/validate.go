@@ -355,8 +355,9 @@ func checkStore(r *report, src *source, p fieldPath, s Store) {
 }
 
 func checkCluster(r *report, src *source, p fieldPath, s Store, c Cluster) {
+	nonNegative(r, src, p.key("drain_timeout_secs"), c.DrainTimeoutSecs)
 	if s.Backend != BackendPostgres {
-		if c != (Cluster{}) {
+		if c != (Cluster{DrainTimeoutSecs: c.DrainTimeoutSecs}) {
 			r.add(src, p, "only used with [store] backend = %q: replicas share a PostgreSQL database", BackendPostgres)
 		}
 		return
@@ -370,6 +371,7 @@ func checkCluster(r *report, src *source, p fieldPath, s Store, c Cluster) {
 	if c.LeaseSecs < 2*c.HeartbeatSecs {
 		r.add(src, p.key("lease_secs"), "must be at least twice heartbeat_secs (%d): one late heartbeat must not make a live replica look dead", c.HeartbeatSecs)
 	}
+	nonNegative(r, src, p.key("store_retry_secs"), c.StoreRetrySecs)
 	if c.SessionKeyEnv != "" && !ValidEnvName(c.SessionKeyEnv) {
 		r.add(src, p.key("session_key_env"), "%s (the secret sealing MCP session ids)", envNameMsg)
 	}

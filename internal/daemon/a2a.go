@@ -9,6 +9,7 @@ import (
 	"github.com/agentd/agentd/internal/buildinfo"
 	"github.com/agentd/agentd/internal/mcpserver"
 	"github.com/agentd/agentd/internal/netguard"
+	"github.com/agentd/agentd/internal/store/storeretry"
 )
 
 // a2aEdge is the A2A server, its task store, push delivery, the A2A
@@ -57,7 +58,9 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := a2aedge.OpenTaskStore(ctx, d.Store, a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log, Meter: d.Telemetry.MeterProvider()})
+	// The tasks' writes are on their runs' path: they wait out a store
+	// outage as the runs' own writes do.
+	tasks, err := a2aedge.OpenTaskStore(ctx, storeretry.Tasks(d.Store, d.retry), a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log, Meter: d.Telemetry.MeterProvider()})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres"
 	"github.com/agentd/agentd/internal/store/storemetrics"
+	"github.com/agentd/agentd/internal/store/storeretry"
 	"github.com/agentd/agentd/internal/telemetry"
 	"github.com/agentd/agentd/internal/tool"
 	"github.com/agentd/agentd/internal/webui"
@@ -83,6 +84,12 @@ type Daemon struct {
 	// draining is set once shutdown begins: /readyz then says not ready,
 	// so load balancers stop sending new work.
 	draining atomic.Bool
+	// retry carries the writes of runs across a store outage, up to
+	// [cluster] store_retry_secs.
+	retry *storeretry.Retrier
+	// a2a is the A2A edge, nil when [a2a] is off: drain waits for its
+	// tasks and fails those left (Serve).
+	a2a *a2aEdge
 	// authFailures limits failed authentications per client address, on
 	// every route and at the dashboard's login alike.
 	authFailures *httpapi.AuthLimiter
@@ -155,6 +162,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	// timed (db.client.operation.duration); without metrics this is db.
 	db = storemetrics.Wrap(db, storeSystem(cfg), meter)
 	d.Store = db
+	d.retry = storeretry.New(storeretry.Options{Bound: cfg.Cluster.StoreRetry(), Logger: log.With("component", "store")})
 
 	// Audit records are written off the tool call's path, in batches; the
 	// API's reads wait for what was queued before them.
@@ -188,6 +196,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Providers: newProviders(cfg, log, telemetry.Transport),
 		Runner:    runner,
 		Sessions:  db,
+		// A run's writes wait out a store outage (up to the bound)
+		// rather than end the run at the first refused write.
+		RunWrites: storeretry.Sessions(db, d.retry),
 		Logger:    log.With("component", "agent"),
 		Workspace: func(m manifest.Manifest) string { return cfg.WorkspaceDir(m.Name, m) },
 		Untrusted: untrusted,
@@ -288,6 +299,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, err
 	}
 	d.closers = append(d.closers, edgeA2A.Close)
+	d.a2a = edgeA2A
 	// The MCP edge was built first; the A2A agents join it as tools now.
 	edgeA2A.bridgeToMCP(mcpSrv)
 	return d, nil
@@ -479,6 +491,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	d.draining.Store(true)
+	d.drain()
 	d.log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -497,6 +510,63 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// drain is the first part of a graceful stop: the replica is unready
+// (draining, for /readyz) and takes no new runs (agent.ErrShuttingDown:
+// 503, or a JSON-RPC error, at every edge), while the HTTP server still
+// serves, so that a load balancer that has not yet seen the probe fail
+// gets a retryable answer rather than a refused connection. The runs
+// under way get [cluster] drain_timeout_secs to finish; those left then
+// fail with agent.ErrShuttingDown ("replica shutting down": their A2A
+// tasks FAILED, not CANCELED, since no client canceled them), while the
+// requests that stream them are still open to carry the news, and their
+// writes still reach the store.
+func (d *Daemon) drain() {
+	d.Kernel.Drain()
+	running := func() int {
+		n := d.Kernel.Active()
+		if d.a2a != nil {
+			n = max(n, d.a2a.server.Running())
+		}
+		return n
+	}
+	timeout := d.cfg.Cluster.DrainTimeout()
+	start := time.Now()
+	if n := running(); n > 0 {
+		d.log.Info("draining: new runs are refused; waiting for the runs under way (a second signal stops at once)", "runs", n, "drain_timeout", timeout)
+	}
+	if waitIdle(timeout, running) {
+		if time.Since(start) > 100*time.Millisecond {
+			d.log.Info("drained: every run finished", "took", time.Since(start).Round(time.Millisecond))
+		}
+		return
+	}
+	n := d.Kernel.FailRuns(agent.ErrShuttingDown)
+	if d.a2a != nil {
+		d.a2a.server.FailRuns(agent.ErrShuttingDown)
+	}
+	// A run failed now whose last writes meet a store outage must not
+	// hold the stop up for store_retry_secs.
+	d.retry.Stop()
+	d.log.Warn("drain timed out: failing the runs still under way (replica shutting down)", "runs", max(n, running()), "drain_timeout", timeout)
+	// They end at once (a cancelled model call or tool); their last
+	// writes and events take a moment.
+	waitIdle(5*time.Second, running)
+}
+
+// waitIdle polls running until it is 0 (true) or timeout passes (false).
+func waitIdle(timeout time.Duration, running func() int) bool {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for running() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
 }
 
 // releaseStartupPages drops the daemon's mappings of its executable's
@@ -565,6 +635,9 @@ func (d *Daemon) mcpConnecting() bool {
 // Close releases everything: MCP connections (and their child processes)
 // first, then the store.
 func (d *Daemon) Close() error {
+	if d.retry != nil {
+		d.retry.Stop() // the runs' writes wait for the store no longer
+	}
 	var errs []error
 	for i := len(d.closers) - 1; i >= 0; i-- {
 		errs = append(errs, d.closers[i]())

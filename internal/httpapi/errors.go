@@ -107,6 +107,14 @@ func ToError(err error) *Error {
 		return errorf(http.StatusBadRequest, "bad_request", "%s", err)
 	case errors.Is(err, tool.ErrDisconnected):
 		return errorf(http.StatusBadGateway, "upstream", "%s", err)
+	case errors.Is(err, store.ErrUnavailable):
+		// The database is down or cut off: transient, and the same for
+		// every request. The message is stable and names nothing of the
+		// database (the store's errors never do; this says less still).
+		return errorf(http.StatusServiceUnavailable, "store_unavailable", "%s", store.ErrUnavailable)
+	case errors.Is(err, agent.ErrShuttingDown):
+		// This replica is draining: another one takes the retry.
+		return errorf(http.StatusServiceUnavailable, "shutting_down", "%s", err)
 	case errors.Is(err, auditlog.ErrClosed):
 		// The daemon is shutting down.
 		return errorf(http.StatusServiceUnavailable, "unavailable", "%s", err)

@@ -126,6 +126,10 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 		failures = NewAuthLimiter(DefaultAuthFailuresPerSec, DefaultAuthFailureBurst, opts.Now)
 	}
 	limiter := newGCRA(opts.RatePerSec, opts.Burst, opts.Now)
+	// Local clients without a principal share an address; each of their
+	// connections has the configured budget and the address together
+	// addressShare times it (see connKey).
+	addrLimiter := newGCRA(opts.RatePerSec*addressShare, opts.Burst*addressShare, opts.Now)
 	var limited, refusedC metric.Int64Counter
 	if opts.Meter != nil {
 		m := opts.Meter.Meter(telemetry.Scope)
@@ -216,7 +220,13 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 			}
 		}
 		if rateLimited(r, opts, authRequired, token) {
-			if ok, retry := limiter.allow(clientKey(client, who)); !ok {
+			ok, retry := false, time.Duration(0)
+			if ck := connKey(r, client, who); ck != "" {
+				ok, retry = allowBoth(limiter, ck, addrLimiter, clientKey(client, who))
+			} else {
+				ok, retry = limiter.allow(clientKey(client, who))
+			}
+			if !ok {
 				if limited != nil {
 					limited.Add(r.Context(), 1)
 				}
@@ -303,6 +313,48 @@ func clientKey(client string, who *principal.Principal) string {
 		return "p:" + who.Name
 	}
 	return "ip:" + client
+}
+
+// addressShare is how many connections' worth of budget all the
+// connections of one local address get together.
+const addressShare = 4
+
+// connKey is the bucket of a request's connection when its client is
+// known only by its address (no principal), so that one client being
+// throttled on its connection does not starve another process on the
+// same address (two MCP clients on one machine, with limit_loopback):
+// the other's connection, and its session set-up, have budgets of
+// their own. The address as a whole is still held to addressShare
+// times the budget, so a client that opens a connection per request
+// gains little. Behind a trusted proxy the connection is the proxy's,
+// so the address alone counts there. "" when the key is a principal.
+func connKey(r *http.Request, client string, who *principal.Principal) string {
+	if (who != nil && who != principal.Local) || client != remoteHost(r) {
+		return ""
+	}
+	return "c:" + r.RemoteAddr
+}
+
+// allowBoth admits a request only if both buckets have room, and
+// charges both only then: a refusal by one costs the other nothing.
+func allowBoth(g1 *gcra, k1 string, g2 *gcra, k2 string) (bool, time.Duration) {
+	if g1.interval == 0 {
+		return true, 0
+	}
+	now := g1.now()
+	g1.mu.Lock()
+	defer g1.mu.Unlock()
+	g2.mu.Lock()
+	defer g2.mu.Unlock()
+	g1.sweep(now)
+	g2.sweep(now)
+	t1, w1 := g1.next(k1, now)
+	t2, w2 := g2.next(k2, now)
+	if w := max(w1, w2); w > 0 {
+		return false, w
+	}
+	g1.tat[k1], g2.tat[k2] = t1, t2
+	return true, 0
 }
 
 func remoteHost(r *http.Request) string {
@@ -448,16 +500,23 @@ func (g *gcra) allow(key string) (bool, time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sweep(now)
+	newTat, wait := g.next(key, now)
+	if wait > 0 {
+		return false, wait
+	}
+	g.tat[key] = newTat
+	return true, 0
+}
+
+// next is key's theoretical arrival time if a request were admitted
+// now, and how long it must wait first (> 0: refused). Call with g.mu.
+func (g *gcra) next(key string, now time.Time) (time.Time, time.Duration) {
 	tat := g.tat[key]
 	if tat.Before(now) {
 		tat = now
 	}
 	newTat := tat.Add(g.interval)
-	if wait := newTat.Sub(now) - g.tau; wait > 0 {
-		return false, wait
-	}
-	g.tat[key] = newTat
-	return true, 0
+	return newTat, newTat.Sub(now) - g.tau
 }
 
 // sweep forgets clients whose state has fully decayed, at most once a

@@ -353,3 +353,36 @@ func TestRateLimitJSONRPCRefusal(t *testing.T) {
 		t.Fatalf("api refusal %d %s", w.Code, w.Body)
 	}
 }
+
+// TestRateLimitConnectionsOfOneAddress: a local client known only by its
+// address has the budget per connection, and the address together four
+// times it, so a client that opens a connection per request is still
+// held, and one throttled connection leaves room for another.
+func TestRateLimitConnectionsOfOneAddress(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := Protect(okHandler(), ProtectOptions{LimitLoopback: true, RatePerSec: 1, Burst: 3, Now: func() time.Time { return now }})
+	send := func(remote string) int {
+		r := httptest.NewRequest("GET", "/x", nil)
+		r.Host, r.RemoteAddr = "localhost", remote
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	codes := func(remote func(i int) string, n int) (ok int) {
+		for i := range n {
+			if send(remote(i)) == http.StatusOK {
+				ok++
+			}
+		}
+		return ok
+	}
+	if ok := codes(func(int) string { return "127.0.0.1:1000" }, 10); ok != 3 {
+		t.Errorf("one connection: %d of 10 admitted, want its burst of 3", ok)
+	}
+	if ok := codes(func(int) string { return "127.0.0.1:1001" }, 10); ok != 3 {
+		t.Errorf("a second connection while the first is throttled: %d of 10 admitted, want 3", ok)
+	}
+	if ok := codes(func(i int) string { return fmt.Sprintf("127.0.0.1:%d", 2000+i) }, 20); ok != 6 {
+		t.Errorf("a connection per request: %d of 20 admitted, want the address's remaining 12-6 = 6", ok)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/conformancetest"
 )
 
 // The official MCP conformance suite's client scenarios, run against this
@@ -27,9 +28,10 @@ import (
 // conformanceClientArg role with the server's URL. The client connects as
 // the daemon would (OAuth through the go-sdk handler, with a headless
 // stand-in for the user's browser), lists the tools and calls each one.
-// testdata/conformance-client-baseline.yml lists the scenarios expected to
-// fail, each with its reason; any other failure, or a listed scenario
-// that passes, fails the test.
+// testdata/conformance-client-baseline.json lists the checks expected to
+// fail, each with the suite's message and the reason (conformancetest);
+// any other failure, a listed one failing for another reason, or a listed
+// one that passes, fails the test.
 
 const conformanceClientArg = "mcpclient-conformance-client"
 
@@ -39,7 +41,7 @@ func TestConformanceClient(t *testing.T) {
 	if _, err := os.Stat(suite); err != nil {
 		t.Fatalf("conformance suite missing: %v", err)
 	}
-	baseline, err := filepath.Abs(filepath.Join("testdata", "conformance-client-baseline.yml"))
+	b, err := conformancetest.Load(filepath.Join("testdata", "conformance-client-baseline.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,24 +49,39 @@ func TestConformanceClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	expected, results := filepath.Join(dir, "expected-failures.yml"), filepath.Join(dir, "results")
+	if err := b.WriteSuiteFile(expected); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.node, suite, "client",
 		"--command", self+" "+conformanceClientArg,
 		"--suite", "all", "--spec-version", "2025-11-25",
-		"--expected-failures", baseline)
-	cmd.Dir = t.TempDir()
+		"--expected-failures", expected, "-o", results)
+	cmd.Dir = dir
 	report := t.TempDir()
 	cmd.Env = append(os.Environ(), conformanceReportEnv+"="+report)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	runErr := cmd.Run()
 	text := out.String()
 	if i := strings.Index(text, "=== SUMMARY ==="); i >= 0 {
 		text = text[i:]
 	}
+	failures, scenarios, err := b.ReadResults(results, nil)
 	if err != nil {
-		t.Fatalf("conformance client scenarios: %v\n%s", err, text)
+		t.Fatalf("reading the suite's results: %v\n%s", err, text)
+	}
+	if scenarios == 0 {
+		t.Fatalf("the suite scored no scenario (%v)\n%s", runErr, out.String())
+	}
+	for _, p := range conformancetest.Compare(b, failures) {
+		t.Errorf("testdata/conformance-client-baseline.json: %s", p)
+	}
+	if runErr != nil && !t.Failed() {
+		t.Fatalf("conformance client scenarios: %v\n%s", runErr, text)
 	}
 	t.Logf("%s", text)
 	for sc := range restartScenarios {

@@ -422,9 +422,8 @@ func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
 // newClient is the SDK client of sess, offering caps.
 func (s *server) newClient(sess *session, caps *mcp.ClientCapabilities) *mcp.Client {
 	opts := &mcp.ClientOptions{
-		Logger:                        s.log,
-		Capabilities:                  caps,
-		CreateMessageWithToolsHandler: s.createMessage,
+		Logger:       s.log,
+		Capabilities: caps,
 		// Input requests (SEP-2322) are answered per call, by its caller
 		// (inputRounds), not by the link.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
@@ -442,6 +441,13 @@ func (s *server) newClient(sess *session, caps *mcp.ClientCapabilities) *mcp.Cli
 	}
 	if sess.proc == nil && s.m.opts.KeepAlive > 0 {
 		opts.KeepAlive = s.m.opts.KeepAlive
+	}
+	if caps != nil && caps.Sampling != nil {
+		// The SDK declares sampling whenever a handler is set, so it is
+		// set only when caps offer it: a call session of a 2026-07-28
+		// client that declared no sampling must not tell the server it
+		// can sample (the server would rely on it, SEP-2575).
+		opts.CreateMessageWithToolsHandler = s.createMessage
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, opts)
 	client.AddReceivingMiddleware(s.relayElicitation, s.relayRoots)

@@ -99,7 +99,7 @@ func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
 	}
 	t := bytes.TrimLeft(frame, " \t\r\n")
 	if len(t) == 0 || t[0] != '[' {
-		msg, err := jsonrpc.DecodeMessage(bytes.Clone(frame))
+		msg, err := decodeMessage(frame)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +115,7 @@ func (c *stdioConn) decodeFrame(frame []byte) ([]jsonrpc.Message, error) {
 	msgs := make([]jsonrpc.Message, 0, len(batch))
 	ids := map[jsonrpc.ID]bool{}
 	for _, raw := range batch {
-		msg, err := jsonrpc.DecodeMessage(raw)
+		msg, err := decodeMessage(raw)
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ func TestErrorMapCoversCoreSentinels(t *testing.T) {
 		// Not the client's to fix: agentd's own state, its model
 		// provider's key, an upstream, a shutdown.
 		jsonrpc.CodeInternalError: {"agent.ErrNoModel", "tool.ErrDisconnected", "store.ErrExists", "store.ErrConflict",
-			"llm.ErrAuth", "netguard.ErrBlocked", "auditlog.ErrClosed"},
+			"llm.ErrAuth", "netguard.ErrBlocked", "auditlog.ErrClosed",
+			"store.ErrUnavailable", "agent.ErrShuttingDown"},
 	}, func(err error) int64 { return wireError(err).Code })
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 var (
@@ -29,7 +27,7 @@ func Probe() Mechanisms {
 
 func probe() Mechanisms {
 	m := Mechanisms{OS: "linux", Root: os.Geteuid() == 0}
-	if v, err := ll.LandlockGetABIVersion(); err == nil {
+	if v, err := landlockABI(); err == nil {
 		m.LandlockABI = v
 	} else {
 		m.Problems = append(m.Problems, fmt.Sprintf("Landlock is not available: %v (kernel < 5.13, or \"landlock\" missing from the lsm= boot parameter)", err))

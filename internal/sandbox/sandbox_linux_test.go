@@ -243,3 +243,69 @@ func TestLimitsStopForkBombAndMemoryHog(t *testing.T) {
 		t.Errorf("memory hog exited 0: %q", out)
 	}
 }
+
+// TestConnectTCPAllowsOnlyListedPorts: with network "any" and a port
+// list, Landlock's TCP rules let the program reach the listed port and
+// refuse every other one.
+func TestConnectTCPAllowsOnlyListedPorts(t *testing.T) {
+	m := requireMechanisms(t)
+	listen := func() int {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	allowed, other := listen(), listen()
+	connect := func(port int) string {
+		return fmt.Sprintf(`perl -MIO::Socket::INET -e 'IO::Socket::INET->new(PeerAddr=>"127.0.0.1:%d", Timeout=>2) or die "connect %d: $!\n"; print "connected %d\n"'`, port, port, port)
+	}
+	ws := t.TempDir()
+	p := Policy{Write: []string{ws}, Network: NetworkAny, ConnectTCP: []uint16{uint16(allowed)}}
+	out, _ := run(t, m, p, ws, connect(allowed)+"; "+connect(other))
+	if want := fmt.Sprintf("connected %d", allowed); !strings.Contains(out, want) {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if want := fmt.Sprintf("connect %d: Permission denied", other); !strings.Contains(out, want) {
+		t.Errorf("output %q, want %q", out, want)
+	}
+}
+
+// TestRulesetBuildsAtEveryABI: the ruleset cut to each ABI version up to
+// the kernel's is one the kernel accepts (the attribute's size and the
+// rights follow the version), and ABI 0 restricts nothing.
+func TestRulesetBuildsAtEveryABI(t *testing.T) {
+	m := requireMechanisms(t)
+	ws := t.TempDir()
+	r := landlockRules(spec{Policy: Policy{Write: []string{ws}, Read: []string{"/nonexistent/x"}, Network: NetworkAny, ConnectTCP: []uint16{443}}})
+	for abi := 0; abi <= m.LandlockABI; abi++ {
+		fd, flags, err := r.build(abi)
+		if err != nil {
+			t.Fatalf("ABI %d: %v", abi, err)
+		}
+		if abi == 0 {
+			if fd != -1 {
+				t.Errorf("ABI 0: fd %d, want -1 (nothing to restrict)", fd)
+			}
+			continue
+		}
+		if fd < 0 {
+			t.Errorf("ABI %d: no ruleset", abi)
+			continue
+		}
+		closeFD(fd)
+		if logs := flags != 0; logs != (abi >= 7) {
+			t.Errorf("ABI %d: restrict flags %#x", abi, flags)
+		}
+	}
+}

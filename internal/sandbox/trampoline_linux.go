@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,8 +53,7 @@ func trampoline() error {
 	fd := -1
 	var flags uint32
 	if s.Landlock >= 1 {
-		cfg, rules := landlockRules(s)
-		fd, flags, err = cfg.NewRulesetFD(rules...)
+		fd, flags, err = landlockRules(s).build(s.Landlock)
 		if err != nil {
 			return fmt.Errorf("landlock ruleset: %w", err)
 		}
@@ -73,8 +70,8 @@ func trampoline() error {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	if fd >= 0 {
-		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-			return fmt.Errorf("landlock restrict: %w", err)
+		if err := restrictSelf(fd, flags); err != nil {
+			return err
 		}
 		unix.Close(fd)
 	}
@@ -84,71 +81,48 @@ func trampoline() error {
 
 // landlockRules is the ruleset of a spec: the system directories and the
 // policy's paths on the filesystem, TCP rules, and IPC scoping.
-func landlockRules(s spec) (landlock.Config, []landlock.Rule) {
+func landlockRules(s spec) llRuleset {
 	p := s.Policy
-	var rules []landlock.Rule
+	r := llRuleset{fs: abiInfo(len(llABIs)).fs, scoped: llScoped}
 	for _, d := range SystemRead {
 		if d == "/etc" {
-			rules = append(rules, etcRules("/etc", SecretEtc)...)
+			r.paths = append(r.paths, etcRules("/etc", SecretEtc)...)
 			continue
 		}
-		rules = append(rules, landlock.RODirs(d).IgnoreIfMissing())
+		r.paths = append(r.paths, llPath{d, llRead})
 	}
-	rules = append(rules,
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full").IgnoreIfMissing(),
-		landlock.ROFiles("/dev/urandom", "/dev/random").IgnoreIfMissing(),
-	)
-	for _, r := range p.Read {
-		rules = append(rules, pathRule(r, false))
+	for _, f := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
+		r.paths = append(r.paths, llPath{f, llRead | llWrite})
 	}
-	for _, w := range p.Write {
-		rules = append(rules, pathRule(w, true))
+	for _, f := range []string{"/dev/urandom", "/dev/random"} {
+		r.paths = append(r.paths, llPath{f, llRead})
 	}
-	fsSet := landlock.AccessFSSet(0)
-	if s.Landlock >= 1 {
-		fsSet = landlock.V11.HandledAccessFS
+	for _, path := range p.Read {
+		r.paths = append(r.paths, llPath{path, llRead})
 	}
-	var netSet landlock.AccessNetSet
+	for _, path := range p.Write {
+		r.paths = append(r.paths, llPath{path, llRead | llWrite})
+	}
 	switch {
 	case p.Network == NetworkNone:
 		// Own network namespace already; refusing TCP too covers a
 		// kernel where the namespace was not possible.
-		netSet = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
+		r.net = llBindTCP | llConnectTCP
 	case p.Network == NetworkAny && len(p.ConnectTCP) > 0:
-		netSet = landlock.AccessNetSet(ll.AccessNetConnectTCP)
-		for _, port := range p.ConnectTCP {
-			rules = append(rules, landlock.ConnectTCP(port))
-		}
+		r.net = llConnectTCP
+		r.connectPorts = p.ConnectTCP
 	}
-	cfg := landlock.Config{HandledAccessFS: fsSet, HandledAccessNet: netSet, Scoped: landlock.V11.Scoped}
-	return cfg.BestEffort().EnableLoggingForSubprocesses(), rules
-}
-
-// pathRule grants a configured path: a directory with everything
-// beneath it, or one file.
-func pathRule(p string, write bool) landlock.Rule {
-	fi, err := os.Stat(p)
-	dir := err != nil || fi.IsDir()
-	switch {
-	case write && dir:
-		return landlock.RWDirs(p).IgnoreIfMissing()
-	case write:
-		return landlock.RWFiles(p).IgnoreIfMissing()
-	case dir:
-		return landlock.RODirs(p).IgnoreIfMissing()
-	default:
-		return landlock.ROFiles(p).IgnoreIfMissing()
-	}
+	return r
 }
 
 // etcRules grants dir entry by entry, leaving out the secrets (names
 // relative to dir, possibly nested).
-func etcRules(dir string, secrets []string) []landlock.Rule {
+func etcRules(dir string, secrets []string) []llPath {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var rules []landlock.Rule
+	var rules []llPath
 	for _, e := range entries {
 		name := e.Name()
 		var nested []string
@@ -169,14 +143,11 @@ func etcRules(dir string, secrets []string) []landlock.Rule {
 		if err != nil {
 			continue
 		}
-		switch {
-		case len(nested) > 0 && fi.IsDir():
+		if len(nested) > 0 && fi.IsDir() {
 			rules = append(rules, etcRules(p, nested)...)
-		case fi.IsDir():
-			rules = append(rules, landlock.RODirs(p).IgnoreIfMissing())
-		default:
-			rules = append(rules, landlock.ROFiles(p).IgnoreIfMissing())
+			continue
 		}
+		rules = append(rules, llPath{p, llRead})
 	}
 	return rules
 }

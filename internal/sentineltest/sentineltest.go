@@ -40,6 +40,8 @@ func Core() []Sentinel {
 		{"store.ErrNotFound", store.ErrNotFound},
 		{"store.ErrExists", store.ErrExists},
 		{"store.ErrConflict", store.ErrConflict},
+		{"store.ErrUnavailable", store.ErrUnavailable},
+		{"agent.ErrShuttingDown", agent.ErrShuttingDown},
 		{"llm.ErrAuth", llm.ErrAuth},
 		{"netguard.ErrBlocked", netguard.ErrBlocked},
 		{"auditlog.ErrClosed", auditlog.ErrClosed},

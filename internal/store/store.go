@@ -31,7 +31,23 @@ var (
 	// ErrConflict reports an optimistic-concurrency failure: the record
 	// changed since the version the caller read.
 	ErrConflict = errors.New("concurrent modification")
+	// ErrUnavailable reports a transient fault: the backend cannot be
+	// reached now (the database is down, restarting, or cut off). Its
+	// text names no connection details (host, port, user, database):
+	// edges show it to clients as it is. Retry later; SafeToRetry says
+	// whether retrying a write now could apply it twice.
+	ErrUnavailable = errors.New("store unavailable, retry")
 )
+
+// SafeToRetry reports whether err is ErrUnavailable from a request that
+// was certainly not applied (it could not connect, or the server ended
+// the session in answer to it), so that retrying a write cannot apply it
+// twice. A connection lost after the request was sent leaves the outcome
+// unknown: false.
+func SafeToRetry(err error) bool {
+	var s interface{ SafeToRetry() bool }
+	return errors.Is(err, ErrUnavailable) && errors.As(err, &s) && s.SafeToRetry()
+}
 
 // Agent is a persisted agent manifest. The manifest itself is opaque JSON
 // owned by the agent package.

@@ -7,10 +7,13 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/conformancetest"
 )
 
 // The conformance tests run the official MCP conformance suites against
@@ -36,13 +39,13 @@ var everythingLinks = []struct {
 
 // TestConformanceGateway runs @modelcontextprotocol/conformance 0.1.16
 // (initialize-era clients) over both links. Baselines:
-// testdata/conformance-baseline.yml (stdio) and
-// testdata/conformance-http-baseline.yml (http).
+// testdata/conformance-baseline.json (stdio) and
+// testdata/conformance-http-baseline.json (http).
 func TestConformanceGateway(t *testing.T) {
 	nodeBin := node(t)
 	baselines := map[string]string{
-		"stdio-2026-07-28": "conformance-baseline.yml",
-		"http-2025-11-25":  "conformance-http-baseline.yml",
+		"stdio-2026-07-28": "conformance-baseline.json",
+		"http-2025-11-25":  "conformance-http-baseline.json",
 	}
 	for _, link := range everythingLinks {
 		t.Run(link.name, func(t *testing.T) {
@@ -58,13 +61,13 @@ func TestConformanceGateway(t *testing.T) {
 // stdio one speaks 2026-07-28 too; over the HTTP one, an initialize-era
 // session, the gateway itself turns the upstream's requests into input
 // requests in results (mcpclient's parked calls). Baselines:
-// testdata/conformance-2026-baseline.yml (stdio) and
-// testdata/conformance-2026-http-baseline.yml (http).
+// testdata/conformance-2026-baseline.json (stdio) and
+// testdata/conformance-2026-http-baseline.json (http).
 func TestConformanceGateway20260728(t *testing.T) {
 	nodeBin := node(t)
 	baselines := map[string]string{
-		"stdio-2026-07-28": "conformance-2026-baseline.yml",
-		"http-2025-11-25":  "conformance-2026-http-baseline.yml",
+		"stdio-2026-07-28": "conformance-2026-baseline.json",
+		"http-2025-11-25":  "conformance-2026-http-baseline.json",
 	}
 	for _, link := range everythingLinks {
 		t.Run(link.name, func(t *testing.T) {
@@ -160,28 +163,47 @@ func waitListening(t *testing.T, addr string) {
 }
 
 // runConformance runs the server scenarios of the suite whose entry point
-// is module (below interop/node_modules) against url, with the baseline
-// testdata/{baseline}, and fails on any failure the baseline does not
-// list or on a listed scenario that passes.
+// is module (below interop/node_modules) against url, and compares every
+// failed check with the baseline testdata/{baseline} (see
+// conformancetest): a failure it does not name, one that fails for
+// another reason than it says, or an entry that passes fails the test.
+// The tasks-* scenarios (the SEP-2663 tasks extension of the 2026-07-28
+// suite) are run but never scored by the suite and are left out.
 func runConformance(t *testing.T, nodeBin, module, url, baseline string, args ...string) {
 	t.Helper()
-	file, err := filepath.Abs(filepath.Join("testdata", baseline))
+	b, err := conformancetest.Load(filepath.Join("testdata", baseline))
 	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	expected, results := filepath.Join(dir, "expected-failures.yml"), filepath.Join(dir, "results")
+	if err := b.WriteSuiteFile(expected); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	full := append([]string{nodeModule(t, module), "server", "--url", url, "--expected-failures", file}, args...)
+	full := append([]string{nodeModule(t, module), "server", "--url", url, "--expected-failures", expected, "-o", results}, args...)
 	cmd := exec.CommandContext(ctx, nodeBin, full...)
 	// The suite may write results below its working directory.
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	cmd.Env = env{home: cmd.Dir}.cmdEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("conformance suite %s against %s: %v\n%s", module, url, err, summary(out.Bytes()))
+	runErr := cmd.Run()
+	failures, scenarios, err := b.ReadResults(results, func(s string) bool { return strings.HasPrefix(s, "tasks-") })
+	if err != nil {
+		t.Fatalf("reading the suite's results: %v\n%s", err, summary(out.Bytes()))
 	}
-	t.Logf("%s", summary(out.Bytes()))
+	if scenarios == 0 {
+		t.Fatalf("the suite scored no scenario (%v)\n%s", runErr, out.Bytes())
+	}
+	for _, p := range conformancetest.Compare(b, failures) {
+		t.Errorf("testdata/%s: %s", baseline, p)
+	}
+	if runErr != nil && !t.Failed() {
+		t.Fatalf("conformance suite %s against %s: %v\n%s", module, url, runErr, summary(out.Bytes()))
+	}
+	t.Logf("%d scenarios scored, %d failed checks as the baseline expects\n%s", scenarios, len(failures), summary(out.Bytes()))
 }
 
 // summary is the suite's output from its summary on, or all of it.

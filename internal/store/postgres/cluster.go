@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -77,6 +78,10 @@ type Cluster struct {
 	failTask    func(t store.Task, reason string) (json.RawMessage, string)
 	tasksFailed func(ctx context.Context, tasks []store.Task)
 	failTurn    func(ctx context.Context, sessionID, reason string) error
+	// unlocks are the turns this replica ended but could not release
+	// because the database was unavailable: the heartbeat releases them
+	// once it answers again (see UnlockTurn).
+	unlocks map[string]bool
 
 	cancel context.CancelFunc // ends the heartbeat and the listener
 	wg     sync.WaitGroup
@@ -115,7 +120,7 @@ func (db *DB) Join(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 	id := sanitizeName(opts.Name) + "-" + hex.EncodeToString(suffix[:])
 	c := &Cluster{
 		db: db, id: id, name: opts.Name, opts: opts, log: log.With("replica", id),
-		subs: map[string]map[int]func(string, []byte){}, resyncs: map[int]func(){},
+		subs: map[string]map[int]func(string, []byte){}, resyncs: map[int]func(){}, unlocks: map[string]bool{},
 	}
 	if _, err := db.pool.Exec(ctx, `INSERT INTO replicas (id, name, started_at, heartbeat_at) VALUES ($1, $2, now(), now())`, id, opts.Name); err != nil {
 		return nil, wrap("join replicas", err)
@@ -234,6 +239,7 @@ func (c *Cluster) beat(ctx context.Context) {
 		if healthy.IsZero() {
 			healthy = time.Now()
 		}
+		c.releaseLeftTurns(ctx)
 		if time.Since(healthy) >= c.opts.Lease {
 			c.reap(ctx)
 		}
@@ -408,20 +414,67 @@ func (c *Cluster) reapTurns(ctx context.Context, fail func(context.Context, stri
 
 // TryLockTurn claims session id for one turn across replicas; false if a
 // turn of it runs anywhere (here, or on another replica: until that one
-// ends it, or dies and is reaped).
+// ends it, or dies and is reaped). A claim this replica could not
+// release (UnlockTurn during an outage) is taken over rather than
+// refused: its turn has ended, and the new turn may have it.
 func (c *Cluster) TryLockTurn(ctx context.Context, sessionID string) (bool, error) {
-	tag, err := c.db.pool.Exec(ctx, `INSERT INTO session_turns (session_id, replica, started_at) VALUES ($1, $2, now())
-		ON CONFLICT (session_id) DO NOTHING`, sessionID, c.id)
+	c.mu.Lock()
+	left := c.unlocks[sessionID]
+	delete(c.unlocks, sessionID)
+	c.mu.Unlock()
+	q := `INSERT INTO session_turns (session_id, replica, started_at) VALUES ($1, $2, now()) ON CONFLICT (session_id) DO NOTHING`
+	if left {
+		q = `INSERT INTO session_turns (session_id, replica, started_at) VALUES ($1, $2, now())
+			ON CONFLICT (session_id) DO UPDATE SET started_at = now() WHERE session_turns.replica = EXCLUDED.replica`
+	}
+	tag, err := c.db.pool.Exec(ctx, q, sessionID, c.id)
 	if err != nil {
+		if left {
+			c.mu.Lock()
+			c.unlocks[sessionID] = true // still to release
+			c.mu.Unlock()
+		}
 		return false, wrap(fmt.Sprintf("claim session %q", sessionID), err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
 
-// UnlockTurn releases this replica's claim on session id.
+// UnlockTurn releases this replica's claim on session id. When the
+// database is unavailable the release is kept, and made by the heartbeat
+// as soon as the database answers again: the turn has ended, and a claim
+// left behind would refuse every later turn of the session ("busy") for
+// as long as this replica lives. So it returns nil then too.
 func (c *Cluster) UnlockTurn(ctx context.Context, sessionID string) error {
+	err := c.unlock(ctx, sessionID)
+	if errors.Is(err, store.ErrUnavailable) {
+		c.mu.Lock()
+		c.unlocks[sessionID] = true
+		c.mu.Unlock()
+		c.log.Warn("could not release a session's turn: the database is unavailable; released once it answers", "session", sessionID)
+		return nil
+	}
+	return err
+}
+
+func (c *Cluster) unlock(ctx context.Context, sessionID string) error {
 	_, err := c.db.pool.Exec(ctx, "DELETE FROM session_turns WHERE session_id = $1 AND replica = $2", sessionID, c.id)
 	return wrap(fmt.Sprintf("release session %q", sessionID), err)
+}
+
+// releaseLeftTurns makes the releases UnlockTurn could not. Each is made
+// under mu, so that a new turn of the same session (TryLockTurn, which
+// forgets the pending release first) never has its claim deleted.
+func (c *Cluster) releaseLeftTurns(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.unlocks {
+		if err := c.unlock(ctx, id); err != nil {
+			c.log.Warn("releasing a session's turn failed; trying again at the next heartbeat", "session", id, "err", err)
+			return
+		}
+		delete(c.unlocks, id)
+		c.log.Info("released a session's turn left claimed by the database outage", "session", id)
+	}
 }
 
 // Replica is one live replica as the replicas table lists it.
