@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ enabled = true
 // which @a2a-js/sdk reads as the same task on the agent's A2A endpoint.
 // A task cancelled over MCP is CANCELED in A2A, and one cancelled over A2A
 // is cancelled in MCP. After a restart the finished task is still served,
-// and the one the restart interrupted has ended alike in both protocols.
+// and the one the restart interrupted is failed in both protocols.
 func TestMCPTasksAreA2ATasks(t *testing.T) {
 	nodeBin := node(t)
 	fake := llmtest.NewOpenAIServer(t, func(req *llmtest.Request) llmtest.Reply {
@@ -44,7 +45,8 @@ func TestMCPTasksAreA2ATasks(t *testing.T) {
 		}
 		return llmtest.Reply{Text: "Hi."}
 	})
-	e := writeConfig(t, tasksConfig(fake.URL))
+	// The stop below waits a drain for the stalled run: a short one.
+	e := writeConfig(t, tasksConfig(fake.URL)+"\n[cluster]\ndrain_timeout_secs = 1\n")
 	stop, base := serveDaemon(t, e)
 	const tool = "agentd_agent_helper_bot"
 	run := func(base string, args ...string) map[string]map[string]any {
@@ -112,7 +114,7 @@ func TestMCPTasksAreA2ATasks(t *testing.T) {
 	}
 
 	// A restart: the finished task is still there; the interrupted one
-	// ended, alike in both protocols.
+	// failed, in both protocols.
 	interrupted := fmt.Sprint(run(base, "start", "stall")["created"]["task"].(map[string]any)["taskId"])
 	stop()
 	_, base = serveDaemon(t, e)
@@ -121,10 +123,11 @@ func TestMCPTasksAreA2ATasks(t *testing.T) {
 		t.Errorf("after a restart: result %v, a2a %v", f["result"], f["a2a"])
 	}
 	g := run(base, "get", interrupted)
-	// A graceful stop cancels the runs it interrupts (a kill -9 would
-	// leave them to be failed at the next start).
-	if g["get"]["task"].(map[string]any)["status"] != "cancelled" || g["a2a"]["state"] != "TASK_STATE_CANCELED" {
-		t.Errorf("the task the restart interrupted: mcp %v, a2a %v (want cancelled in both)", g["get"], g["a2a"])
+	// A stop drains, then fails the runs still under way as "replica
+	// shutting down" (a kill -9 would leave them to be failed at the
+	// next start).
+	if task := g["get"]["task"].(map[string]any); task["status"] != "failed" || !strings.Contains(fmt.Sprint(task["statusMessage"]), "shutting down") || g["a2a"]["state"] != "TASK_STATE_FAILED" {
+		t.Errorf("the task the restart interrupted: mcp %v, a2a %v (want failed, shutting down, in both)", g["get"], g["a2a"])
 	}
 }
 
