@@ -40,6 +40,7 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			// The first event is the task itself, already working: one
 			// event and one store write fewer than submitted → working.
 			t := a2a.NewSubmittedTask(ec, ec.Message)
+			t.Metadata = startMetadata(ec.Metadata)
 			now := time.Now().UTC()
 			t.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}
 			if failure != "" {

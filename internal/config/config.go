@@ -297,6 +297,14 @@ type MCPServe struct {
 	// Gateways serve one upstream server's tools unprefixed at
 	// /mcp/gateway/{server}.
 	Gateways []string `toml:"gateways" json:"gateways,omitempty"`
+	// TaskTTLSecs is how long a task an MCP client started (a
+	// task-augmented tools/call) is kept when the client asks no ttl.
+	TaskTTLSecs int `toml:"task_ttl_secs" json:"task_ttl_secs"`
+	// TaskMaxTTLSecs caps the ttl a client may ask for.
+	TaskMaxTTLSecs int `toml:"task_max_ttl_secs" json:"task_max_ttl_secs"`
+	// TaskPollIntervalMillis is the pollInterval suggested to clients,
+	// and the floor of how often tasks/result looks at a task.
+	TaskPollIntervalMillis int `toml:"task_poll_interval_ms" json:"task_poll_interval_ms"`
 }
 
 // A2A configures the A2A server and client: the seed's [a2a] block.

@@ -9,12 +9,17 @@ import (
 // Defaults applied by ApplyDefaults. A zero or absent value means "use
 // the default"; zero is never a useful setting for these.
 const (
-	DefaultListen         = "127.0.0.1:4200"
-	DefaultLogLevel       = "info"
-	DefaultLogFormat      = "text"
-	DefaultMCPPath        = "/mcp"
-	DefaultA2APath        = "/a2a"
-	DefaultA2AMaxTasks    = 1000
+	DefaultListen      = "127.0.0.1:4200"
+	DefaultLogLevel    = "info"
+	DefaultLogFormat   = "text"
+	DefaultMCPPath     = "/mcp"
+	DefaultA2APath     = "/a2a"
+	DefaultA2AMaxTasks = 1000
+	// MCP tasks ([mcp] task_*): a day at most, an hour unless asked, a
+	// poll a second.
+	DefaultMCPTaskTTL     = 3600
+	DefaultMCPTaskMaxTTL  = 86400
+	DefaultMCPTaskPollMS  = 1000
 	DefaultACPName        = "agentd"
 	DefaultUserTrust      = "trusted"
 	DefaultToolTimeout    = 60
@@ -119,6 +124,9 @@ func (c *Config) ApplyDefaults() {
 		setInt(&c.MCPServers[i].TimeoutSecs, DefaultMCPTimeout)
 	}
 	setString(&c.MCP.Path, DefaultMCPPath)
+	setInt(&c.MCP.TaskTTLSecs, DefaultMCPTaskTTL)
+	setInt(&c.MCP.TaskMaxTTLSecs, DefaultMCPTaskMaxTTL)
+	setInt(&c.MCP.TaskPollIntervalMillis, DefaultMCPTaskPollMS)
 
 	setString(&c.A2A.ListenPath, DefaultA2APath)
 	setInt(&c.A2A.MaxTasks, DefaultA2AMaxTasks)

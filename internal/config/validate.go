@@ -125,6 +125,13 @@ func validateConfig(r *report, src *source, c *Config, agents []agentSource) {
 		}
 	}
 
+	nonNegative(r, src, mp.key("task_ttl_secs"), c.MCP.TaskTTLSecs)
+	nonNegative(r, src, mp.key("task_max_ttl_secs"), c.MCP.TaskMaxTTLSecs)
+	nonNegative(r, src, mp.key("task_poll_interval_ms"), c.MCP.TaskPollIntervalMillis)
+	if c.MCP.TaskTTLSecs > 0 && c.MCP.TaskMaxTTLSecs > 0 && c.MCP.TaskTTLSecs > c.MCP.TaskMaxTTLSecs {
+		r.add(src, mp.key("task_ttl_secs"), "%d is more than task_max_ttl_secs (%d)", c.MCP.TaskTTLSecs, c.MCP.TaskMaxTTLSecs)
+	}
+
 	ap := root.key("a2a")
 	if c.A2A.ListenPath != "" {
 		checkRoutePath(r, src, ap.key("listen_path"), c.A2A.ListenPath)

@@ -39,6 +39,8 @@ func (e *a2aEdge) bridgeToMCP(srv *mcpserver.Server) {
 		return
 	}
 	srv.AddToolSet(e.bridge)
+	// MCP tasks are A2A tasks (mcptasks.go).
+	srv.SetTasks(mcpTasks{e.bridge})
 }
 
 // mountA2A builds the A2A edge when [a2a] is enabled: it fails the tasks

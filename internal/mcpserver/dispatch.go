@@ -102,8 +102,15 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 		if !ok {
 			return
 		}
-		if !precheck(w, body, r.Header.Get(headerProtocolVersion) >= statelessVersion) {
+		tasks := s.tasks.Load() != nil
+		if tasks {
+			markTask(r, body) // tasks.go
+		}
+		if !precheck(w, body, r.Header.Get(headerProtocolVersion) >= statelessVersion, tasks) {
 			return
+		}
+		if tasks && s.tasks.Load().serveReplicated(w, r, e, body) {
+			return // tasks.go
 		}
 		path, plan := s.route(r, e, body)
 		switch path {

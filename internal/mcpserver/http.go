@@ -29,14 +29,14 @@ const (
 // SEP-2575 says). Unknown notifications are accepted and dropped, as
 // JSON-RPC says. The messages match the stdio transport's. It reports
 // whether to go on.
-func precheck(w http.ResponseWriter, body []byte, modern bool) bool {
+func precheck(w http.ResponseWriter, body []byte, modern, tasks bool) bool {
 	if !json.Valid(body) {
 		writeHTTPError(w, http.StatusBadRequest, errNotJSON)
 		return false
 	}
 	f := jsonrpcwire.Scan(body)
 	id, method := f.ID, f.Method
-	if !f.Complete || method == "" || knownMethod(method) {
+	if !f.Complete || method == "" || knownMethod(method) || tasks && taskMethod(method) {
 		return true // batches, responses and known methods go on
 	}
 	if len(id) == 0 || string(id) == "null" {

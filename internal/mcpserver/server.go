@@ -107,6 +107,8 @@ type Server struct {
 	// (explainNoTools), and cleared when tools are served again.
 	noToolsLogged atomic.Bool
 	obs           *observer // nil when neither metrics nor traces are on
+	// tasks serves MCP tasks (tasks.go); nil until SetTasks.
+	tasks atomic.Pointer[taskServer]
 
 	// Re-syncing runs on a goroutine that exists only while there is work,
 	// so a Server that is never closed leaks nothing; Close waits for it.
