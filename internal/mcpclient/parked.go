@@ -98,13 +98,16 @@ func (pk *parking) run(f func()) {
 // parkedCall is one upstream call waiting between rounds.
 type parkedCall struct {
 	id     string
+	method string // tools/call, prompts/get, resources/read: a state resumes only its own kind
 	caps   *mcp.ClientCapabilities
+	// asInput is the method's result that asks the client for input.
+	asInput func(reqs mcp.InputRequestMap, state string) mcp.Result
 	cancel context.CancelFunc
 	expiry *time.Timer
 
 	changed chan struct{} // cap 1: an ask arrived, or the call ended
 	done    chan struct{} // closed when the call ended; res and err are set
-	res     *mcp.CallToolResult
+	res     mcp.Result
 	err     error
 
 	mu    sync.Mutex
@@ -157,15 +160,17 @@ type ask struct {
 	answer chan mcp.InputResponse // cap 1
 }
 
-// park starts call (the upstream call, made with the Caller it is given)
-// as a parked call for a client with caps.
-func (pk *parking) park(caps *mcp.ClientCapabilities, call func(ctx context.Context, c *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error),
+// park starts call (the upstream request of method, made with the Caller
+// it is given) as a parked call for a client with caps; asInput is the
+// method's result asking the client for input.
+func (pk *parking) park(caps *mcp.ClientCapabilities, method string, call func(ctx context.Context, c *Caller, progress func(string, float64, float64)) (mcp.Result, error),
+	asInput func(mcp.InputRequestMap, string) mcp.Result,
 	progress func(string, float64, float64), log func(context.Context, *mcp.LoggingMessageParams)) (*parkedCall, error) {
 	idb := make([]byte, 16)
 	_, _ = rand.Read(idb)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &parkedCall{
-		id: base64.RawURLEncoding.EncodeToString(idb), caps: caps, cancel: cancel,
+		id: base64.RawURLEncoding.EncodeToString(idb), method: method, caps: caps, asInput: asInput, cancel: cancel,
 		changed: make(chan struct{}, 1), done: make(chan struct{}), asks: map[string]*ask{}, busy: true,
 		progress: progress, log: log,
 	}
@@ -337,9 +342,9 @@ func errBadState(why string) error {
 }
 
 // resume checks a request state issued for server and returns the parked
-// call it names (attached to the caller's request: the call's latest
-// round), or the server's own state it carries.
-func (pk *parking) resume(server, state string) (*parkedCall, string, error) {
+// call of method it names (attached to the caller's request: the call's
+// latest round), or the server's own state it carries.
+func (pk *parking) resume(server, method, state string) (*parkedCall, string, error) {
 	if !pk.issued(server, state) {
 		return nil, "", errBadState("fails its integrity check (tampered, or not issued by this agentd)")
 	}
@@ -358,7 +363,10 @@ func (pk *parking) resume(server, state string) (*parkedCall, string, error) {
 	p := pk.calls[id]
 	pk.mu.Unlock()
 	if p == nil {
-		return nil, "", errBadState("names a call that has ended or expired (or agentd restarted); call the tool again")
+		return nil, "", errBadState("names a call that has ended or expired (or agentd restarted); make the request again")
+	}
+	if p.method != method {
+		return nil, "", errBadState("was issued for " + p.method + ", not " + method)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -388,7 +396,7 @@ func (p *parkedCall) answer(responses mcp.InputResponseMap) {
 // next waits, for the client's request ctx, until the call ends or asks
 // for input, and returns the result the client gets: the call's own, or
 // one asking for the open asks with the next round's request state.
-func (pk *parking) next(ctx context.Context, server string, p *parkedCall) (*mcp.CallToolResult, error) {
+func (pk *parking) next(ctx context.Context, server string, p *parkedCall) (mcp.Result, error) {
 	defer func() {
 		p.mu.Lock()
 		p.busy, p.progress, p.log = false, nil, nil
@@ -435,6 +443,6 @@ func (pk *parking) next(ctx context.Context, server string, p *parkedCall) (*mcp
 			continue
 		}
 		p.expiry.Reset(parkTTL)
-		return &mcp.CallToolResult{InputRequests: reqs, RequestState: pk.seal(server, p, round)}, nil
+		return p.asInput(reqs, pk.seal(server, p, round)), nil
 	}
 }

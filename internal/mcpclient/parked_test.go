@@ -19,12 +19,14 @@ import (
 // the answer's action as its text.
 func parkOne(t *testing.T, pk *parking, caps *mcp.ClientCapabilities) *parkedCall {
 	t.Helper()
-	p, err := pk.park(caps, func(ctx context.Context, c *Caller, _ func(string, float64, float64)) (*mcp.CallToolResult, error) {
+	p, err := pk.park(caps, "tools/call", func(ctx context.Context, c *Caller, _ func(string, float64, float64)) (mcp.Result, error) {
 		r, err := c.Elicit(ctx, &mcp.ElicitParams{Message: "name?"})
 		if err != nil {
 			return nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.Action}}}, nil
+	}, func(reqs mcp.InputRequestMap, state string) mcp.Result {
+		return &mcp.CallToolResult{InputRequests: reqs, RequestState: state}
 	}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +40,7 @@ func TestParkedCallRounds(t *testing.T) {
 	elicit := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
 	p := parkOne(t, pk, elicit)
 	ctx := context.Background()
-	res, err := pk.next(ctx, "srv", p)
+	res, err := toolResult(pk.next(ctx, "srv", p))
 	if err != nil || len(res.InputRequests) != 1 || res.RequestState == "" {
 		t.Fatalf("first round: %+v, %v; want one input request and a state", res, err)
 	}
@@ -56,27 +58,30 @@ func TestParkedCallRounds(t *testing.T) {
 		{"not a state", "srv", "garbage", "integrity"},
 		{"empty", "srv", "", "integrity"},
 	} {
-		_, _, err := pk.resume(tc.server, tc.state)
+		_, _, err := pk.resume(tc.server, "tools/call", tc.state)
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s state: %v, want invalid params naming %q", tc.name, err, tc.want)
 		}
 	}
 
-	q, up, err := pk.resume("srv", state)
+	if _, _, err := pk.resume("srv", "prompts/get", state); err == nil || !strings.Contains(err.Error(), "issued for tools/call") {
+		t.Fatalf("a tool call's state resumed a prompts/get: %v", err)
+	}
+	q, up, err := pk.resume("srv", "tools/call", state)
 	if err != nil || q != p || up != "" {
 		t.Fatalf("resume: %v %q %v", q, up, err)
 	}
-	if _, _, err := pk.resume("srv", state); err == nil || !strings.Contains(err.Error(), "another request") {
+	if _, _, err := pk.resume("srv", "tools/call", state); err == nil || !strings.Contains(err.Error(), "another request") {
 		t.Errorf("second resume of an attached call: %v", err)
 	}
 	q.answer(mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept"}, "unasked": &mcp.ElicitResult{Action: "accept"}})
-	res, err = pk.next(ctx, "srv", q)
+	res, err = toolResult(pk.next(ctx, "srv", q))
 	if err != nil || res.InputRequests != nil || res.Content[0].(*mcp.TextContent).Text != "accept" {
 		t.Fatalf("last round: %+v, %v; want the call's own result", res, err)
 	}
 	<-p.done
-	if _, _, err := pk.resume("srv", state); err == nil || !strings.Contains(err.Error(), "ended") {
+	if _, _, err := pk.resume("srv", "tools/call", state); err == nil || !strings.Contains(err.Error(), "ended") {
 		t.Errorf("resume of an ended call: %v", err)
 	}
 }
@@ -87,7 +92,7 @@ func TestParkedCallUndeclaredKinds(t *testing.T) {
 	pk := newParking()
 	defer pk.close()
 	p := parkOne(t, pk, &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}})
-	res, err := pk.next(context.Background(), "srv", p)
+	res, err := toolResult(pk.next(context.Background(), "srv", p))
 	if err != nil || res.InputRequests != nil || res.Content[0].(*mcp.TextContent).Text != "decline" {
 		t.Fatalf("got %+v, %v; want the call to end with a declined elicitation", res, err)
 	}
@@ -96,11 +101,11 @@ func TestParkedCallUndeclaredKinds(t *testing.T) {
 func TestParkedUpstreamState(t *testing.T) {
 	pk := newParking()
 	s := pk.sealUpstream("srv", "round=2;name=Alice")
-	p, up, err := pk.resume("srv", s)
+	p, up, err := pk.resume("srv", "tools/call", s)
 	if err != nil || p != nil || up != "round=2;name=Alice" {
 		t.Fatalf("resume(%q) = %v, %q, %v", s, p, up, err)
 	}
-	if _, _, err := pk.resume("srv", strings.Replace(s, "u.", "p.", 1)); err == nil {
+	if _, _, err := pk.resume("srv", "tools/call", strings.Replace(s, "u.", "p.", 1)); err == nil {
 		t.Error("a state with its kind changed was accepted")
 	}
 }
@@ -114,7 +119,7 @@ func FuzzResumeState(f *testing.F) {
 	f.Add("u..")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, state string) {
-		p, up, err := pk.resume("srv", state)
+		p, up, err := pk.resume("srv", "tools/call", state)
 		if err == nil && !pk.issued("srv", state) {
 			t.Fatalf("resume(%q) accepted a state not issued: %v %q", state, p, up)
 		}

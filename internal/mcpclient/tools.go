@@ -198,32 +198,34 @@ func (s *server) bridgedCall(ctx context.Context, sess *session, upstream string
 	answers := caller.InputResponses
 	var upstreamState string
 	if caller.RequestState != "" {
-		p, up, err := s.parking.resume(s.name, caller.RequestState)
+		p, up, err := s.parking.resume(s.name, "tools/call", caller.RequestState)
 		if err != nil {
 			return nil, err
 		}
 		if p != nil {
 			p.attach(progress, logTo)
 			p.answer(caller.InputResponses)
-			return s.wrapState(s.parking.next(ctx, s.name, p))
+			return s.wrapState(toolResult(s.parking.next(ctx, s.name, p)))
 		}
 		// The server answered an earlier round with input requests of
 		// its own: the call is made again with the answers.
 		upstreamState = up
 	}
-	p, err := s.parking.park(caller.Capabilities, func(pctx context.Context, bc *Caller, progress func(string, float64, float64)) (*mcp.CallToolResult, error) {
+	p, err := s.parking.park(caller.Capabilities, "tools/call", func(pctx context.Context, bc *Caller, progress func(string, float64, float64)) (mcp.Result, error) {
 		bc.InputResponses, bc.RequestState = answers, upstreamState
 		if s.cfg.Transport.Type == TransportStdio {
 			// One process, one link: its requests go to the one call
 			// in flight (several at once are refused, see soleCall).
-			return s.upstreamCall(pctx, sess, upstream, args, bc, progress)
+			return asResult(s.upstreamCall(pctx, sess, upstream, args, bc, progress))
 		}
 		own, err := s.callSession(pctx, caller.Capabilities)
 		if err != nil {
 			return nil, err
 		}
 		defer own.close()
-		return s.upstreamCall(pctx, own, upstream, args, bc, progress)
+		return asResult(s.upstreamCall(pctx, own, upstream, args, bc, progress))
+	}, func(reqs mcp.InputRequestMap, state string) mcp.Result {
+		return &mcp.CallToolResult{InputRequests: reqs, RequestState: state}
 	}, progress, logTo)
 	if err != nil {
 		return nil, err
@@ -236,7 +238,29 @@ func (s *server) bridgedCall(ctx context.Context, sess *session, upstream string
 		}
 	})
 	defer stop()
-	return s.wrapState(s.parking.next(ctx, s.name, p))
+	return s.wrapState(toolResult(s.parking.next(ctx, s.name, p)))
+}
+
+// asResult is a typed result as an mcp.Result, nil staying nil (not an
+// interface holding a nil pointer).
+func asResult[R mcp.Result](r R, err error) (mcp.Result, error) {
+	var zero R
+	if any(r) == any(zero) {
+		return nil, err
+	}
+	return r, err
+}
+
+// toolResult is a parked tool call's result as the tool call's type.
+func toolResult(r mcp.Result, err error) (*mcp.CallToolResult, error) {
+	if r == nil {
+		return nil, err
+	}
+	res, ok := r.(*mcp.CallToolResult)
+	if !ok && err == nil {
+		err = fmt.Errorf("a parked tool call returned a %T", r)
+	}
+	return res, err
 }
 
 // wrapState signs the request state of a result in which an

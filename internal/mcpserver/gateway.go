@@ -130,6 +130,27 @@ func withResultType[T any](r *T) (*T, error) {
 	return out, nil
 }
 
+// requestBridge is implemented by an Upstreams that can run a 2026-07-28
+// client's prompts/get and resources/read on an initialize-era link,
+// where the upstream asks for input by requests of its own (the MCP
+// client manager does: mcpclient.Manager.BridgeRequest).
+type requestBridge interface {
+	BridgeRequest(ctx context.Context, server, method string, caps *mcp.ClientCapabilities, answers mcp.InputResponseMap, state string,
+		do func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error),
+		asInput func(reqs mcp.InputRequestMap, state string) mcp.Result) (mcp.Result, error)
+}
+
+// bridger is the bridge for a request of downstream session ss on the
+// upstream link cs, when one is needed: a 2026-07-28 client (asked for
+// input in results) on an initialize-era link (which asks by requests).
+func (s *Server) bridger(ss *mcp.ServerSession, cs *mcp.ClientSession) (requestBridge, bool) {
+	if ss == nil || !sessionless(ss) || modernLink(cs) {
+		return nil, false
+	}
+	b, ok := s.opts.Upstreams.(requestBridge)
+	return b, ok
+}
+
 // forwardOne forwards one request to the upstream session; next runs the
 // SDK's own handling once the upstream has accepted a (un)subscription.
 func (s *Server) forwardOne(ctx context.Context, server string, req mcp.Request, next func() (mcp.Result, error)) (mcp.Result, error) {
@@ -162,6 +183,14 @@ func (s *Server) forwardOne(ctx context.Context, server string, req mcp.Request,
 			break
 		}
 		ss, caps := downstream(req)
+		if b, ok := s.bridger(ss, cs); ok {
+			return b.BridgeRequest(ctx, server, "resources/read", caps, p.InputResponses, p.RequestState,
+				func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+					return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: p.URI})
+				}, func(reqs mcp.InputRequestMap, state string) mcp.Result {
+					return &mcp.ReadResourceResult{InputRequests: reqs, RequestState: state}
+				})
+		}
 		return withInput(ctx, ss, caps, func(answers mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, error) {
 			return cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: forwardMeta(cs, caps), URI: p.URI, InputResponses: answers, RequestState: state})
 		}, func(r *mcp.ReadResourceResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
@@ -171,6 +200,14 @@ func (s *Server) forwardOne(ctx context.Context, server string, req mcp.Request,
 			break
 		}
 		ss, caps := downstream(req)
+		if b, ok := s.bridger(ss, cs); ok {
+			return b.BridgeRequest(ctx, server, "prompts/get", caps, p.InputResponses, p.RequestState,
+				func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+					return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: p.Arguments})
+				}, func(reqs mcp.InputRequestMap, state string) mcp.Result {
+					return &mcp.GetPromptResult{InputRequests: reqs, RequestState: state}
+				})
+		}
 		return withInput(ctx, ss, caps, func(answers mcp.InputResponseMap, state string) (*mcp.GetPromptResult, error) {
 			return cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: forwardMeta(cs, caps), Name: p.Name, Arguments: p.Arguments, InputResponses: answers, RequestState: state})
 		}, func(r *mcp.GetPromptResult) (mcp.InputRequestMap, string) { return r.InputRequests, r.RequestState },
