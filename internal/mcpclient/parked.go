@@ -102,8 +102,8 @@ type parkedCall struct {
 	caps   *mcp.ClientCapabilities
 	// asInput is the method's result that asks the client for input.
 	asInput func(reqs mcp.InputRequestMap, state string) mcp.Result
-	cancel context.CancelFunc
-	expiry *time.Timer
+	cancel  context.CancelFunc
+	expiry  *time.Timer
 
 	changed chan struct{} // cap 1: an ask arrived, or the call ended
 	done    chan struct{} // closed when the call ended; res and err are set
