@@ -1,6 +1,8 @@
 // A2A interop server: a minimal @a2a-js/sdk agent (express 5) that agentd
 // delegates to as an external agent. It answers "js agent got: <text>" as
-// a completed task with one artifact, and checks the bearer token.
+// a completed task with one artifact, and checks the bearer token. A text
+// starting with "answer with a message" is answered with a Message (no
+// task): "js agent says: <text>".
 //
 // Usage: node a2a-server.mjs MODE TOKEN [trace]
 //   MODE v1  serves A2A 1.0 only; MODE v03 serves only a 0.3 JSON-RPC
@@ -37,6 +39,16 @@ const server = app.listen(0, '127.0.0.1', () => {
   const executor = {
     async execute(ctx, bus) {
       const text = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+      if (text.startsWith('answer with a message')) {
+        bus.publish(AgentEvent.message({
+          messageId: randomUUID(),
+          role: Role.ROLE_AGENT,
+          contextId: ctx.contextId,
+          parts: [{ content: { $case: 'text', value: `js agent says: ${text}` } }],
+        }));
+        bus.finished();
+        return;
+      }
       bus.publish(AgentEvent.task({
         id: ctx.taskId,
         contextId: ctx.contextId,
