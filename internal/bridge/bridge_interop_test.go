@@ -254,13 +254,22 @@ enabled = true
 		t.Fatal(err)
 	}
 	tools := map[string]bool{}
+	var cancelled []string
 	for _, r := range recs {
 		tools[r.Tool] = true
+		if r.Outcome == "cancelled" || r.Outcome == "error" && r.Tool == mcpclient.ToolName("everything", "trigger-long-running-operation") {
+			cancelled = append(cancelled, r.Outcome+": "+r.Detail)
+		}
 	}
 	for _, name := range []string{"echo", "get-sum", "trigger-long-running-operation"} {
 		if !tools[mcpclient.ToolName("everything", name)] {
 			t.Errorf("no audit record of %s: %v", name, tools)
 		}
+	}
+	// The call of the task the client cancelled is audited as cancelled,
+	// by the client (issue 30, item 4).
+	if want := []string{"cancelled: cancelled by the A2A client (CancelTask)"}; fmt.Sprint(cancelled) != fmt.Sprint(want) {
+		t.Errorf("cancelled calls audited as %q, want %q", cancelled, want)
 	}
 }
 

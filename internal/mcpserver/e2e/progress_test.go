@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/store"
 )
 
 // TestGatewayProgressBeforeResult calls server-everything's
@@ -52,7 +54,7 @@ func TestGatewayProgressBeforeResult(t *testing.T) {
 	const runs, steps = 6, 5
 	for _, link := range links {
 		t.Run(link.name, func(t *testing.T) {
-			url := startGateway(t, link.transport(t))
+			d, url := startGatewayDaemon(t, link.transport(t))
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, nodeBin, "mcp-progress-client.mjs", url, "trigger-long-running-operation", strconv.Itoa(runs), strconv.Itoa(steps))
@@ -96,6 +98,30 @@ func TestGatewayProgressBeforeResult(t *testing.T) {
 			}
 			if e := got["errors"].Errors; len(e) > 0 {
 				t.Errorf("client errors (a late progress notification finds no handler): %q", e)
+			}
+
+			// The call the client cancelled is audited as cancelled, by
+			// the client (issue 30, item 4).
+			var rec *store.AuditRecord
+			deadline := time.Now().Add(10 * time.Second)
+			for rec == nil {
+				recs, err := d.Audit.QueryAudit(ctx, store.AuditFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range recs {
+					if r.Outcome != "ok" {
+						rec = &recs[i]
+					}
+				}
+				if rec == nil && time.Now().After(deadline) {
+					t.Fatalf("no audit record of the cancelled call: %+v", recs)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Logf("audit of the cancelled call: %+v", *rec)
+			if rec.Outcome != "cancelled" || rec.Detail != "cancelled by the MCP client (notifications/cancelled)" {
+				t.Errorf("cancelled call audited as %q %q, want cancelled by the client", rec.Outcome, rec.Detail)
 			}
 		})
 	}
