@@ -2,18 +2,21 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/internal/daemon"
+	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/mcpserver"
 	"github.com/agentd/agentd/internal/residency"
 )
 
 // runMCPServe serves MCP on stdin/stdout for editors ({"command": "agentd",
-// "args": ["mcp"]}). When a daemon answers on the configured address, it
-// relays to that daemon's /mcp, so editors share its sessions, upstream
+// "args": ["mcp"]}). When a daemon of the same AGENTD_HOME answers on the
+// configured address, it relays to that daemon's /mcp, so editors share its sessions, upstream
 // connections and agents; otherwise it boots the daemon in-process
 // (without a listener). stdout carries protocol messages only: logs go to
 // stderr.
@@ -36,7 +39,23 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 		base = "http://" + base
 	}
 	base = strings.TrimSuffix(base, "/")
-	if !*standalone && daemonAnswers(ctx, base) {
+	answers, home := false, ""
+	if !*standalone {
+		answers, home = daemonAnswers(ctx, base)
+	}
+	other := answers && home != cfg.HomeID()
+	if other {
+		// Another home's daemon on this address would serve its own
+		// agents to an editor configured for this home's.
+		why := "it serves another AGENTD_HOME"
+		if home == "" {
+			why = "it does not say which AGENTD_HOME it serves (an older agentd?)"
+		}
+		log.Warn("agentd mcp: a daemon answers on the configured address but "+why+"; serving in-process",
+			"addr", base, "config", cfg.Origin(), "home", cfg.Home)
+		answers = false
+	}
+	if answers {
 		url := base + cfg.MCP.Path
 		log.Info("agentd mcp: relaying to the running daemon", "url", url, "config", cfg.Origin())
 		// A relay per editor window lives as long as the editor: once it
@@ -57,7 +76,9 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 			Logger:          log,
 		})
 	}
-	log.Info("agentd mcp: no daemon answers; serving in-process", "addr", base, "config", cfg.Origin())
+	if !*standalone && !other {
+		log.Info("agentd mcp: no daemon answers; serving in-process", "addr", base, "config", cfg.Origin())
+	}
 	d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
 	if err != nil {
 		return err
@@ -67,18 +88,23 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 }
 
 // daemonAnswers reports whether an agentd daemon answers its health check
-// at base within a second.
-func daemonAnswers(ctx context.Context, base string) bool {
+// at base within a second, and the home it says it serves.
+func daemonAnswers(ctx context.Context, base string) (bool, string) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/health", nil)
 	if err != nil {
-		return false
+		return false, ""
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false
+		return false, ""
 	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, ""
+	}
+	var h httpapi.Health
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h)
+	return true, h.Home
 }

@@ -4,7 +4,10 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/netip"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentd/agentd/internal/manifest"
@@ -373,6 +376,24 @@ type Limits struct {
 type origin struct {
 	path string // the file read, or looked for and not found
 	how  string // how that path was chosen: "AGENTD_HOME=...", ...
+}
+
+// HomeID identifies the AGENTD_HOME this config serves: the first 16 hex
+// digits of a SHA-256 of its real path. GET /api/health reports it, so
+// that `agentd mcp` relays only to a daemon of its own home; the path
+// itself is not disclosed. Empty for a config without a home.
+func (c *Config) HomeID() string {
+	if c.Home == "" {
+		return ""
+	}
+	home, err := filepath.Abs(c.Home)
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(home); err == nil {
+			home = real
+		}
+	}
+	sum := sha256.Sum256([]byte("agentd home\x00" + home))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Origin says which configuration file was read, or where none was found,

@@ -60,6 +60,8 @@ type Options struct {
 	// others (health shows it, so that behind a load balancer one can
 	// tell who answered); "" when alone.
 	Replica string
+	// HomeID identifies the AGENTD_HOME served, for health.
+	HomeID string
 	// UI holds the dashboard's browser sessions; nil = no /api/ui routes.
 	UI *UISessions
 	// Approvals is the operator's queue of approval requests; nil = the
@@ -133,10 +135,14 @@ type Health struct {
 	Version string  `json:"version"`
 	Uptime  float64 `json:"uptime_seconds"`
 	Replica string  `json:"replica,omitempty"`
+	// Home identifies the AGENTD_HOME the daemon serves
+	// (config.Config.HomeID): `agentd mcp` relays only to a daemon of
+	// its own.
+	Home string `json:"home,omitempty"`
 }
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica, Home: a.opts.HomeID})
 	return nil
 }
 
