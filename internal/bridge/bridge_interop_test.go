@@ -237,6 +237,9 @@ enabled = true
 	check("cancel", "before", "TASK_STATE_WORKING")
 	check("cancel", "canceled", "TASK_STATE_CANCELED")
 	check("cancel", "after", "TASK_STATE_CANCELED")
+	// As docs/bridges.md says: a text status, no data part.
+	check("cancel", "text", "canceled at the client's request")
+	check("cancel", "hasData", false)
 
 	check("continue", "asked", "TASK_STATE_INPUT_REQUIRED")
 	check("continue", "question.missing", "[message]")
