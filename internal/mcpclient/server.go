@@ -421,10 +421,18 @@ func (s *server) connect(ctx context.Context) (*session, []*mcpTool, error) {
 
 // newClient is the SDK client of sess, offering caps.
 func (s *server) newClient(sess *session, caps *mcp.ClientCapabilities) *mcp.Client {
+	// The SDK offers sampling whenever a sampling handler is set, whatever
+	// caps say: a call session for a 2026-07-28 caller that declared no
+	// sampling must not have one, or the upstream would run tools that
+	// need it for a client that cannot answer (issue 30, item 2).
+	createMessage := s.createMessage
+	if caps != nil && caps.Sampling == nil {
+		createMessage = nil
+	}
 	opts := &mcp.ClientOptions{
 		Logger:                        s.log,
 		Capabilities:                  caps,
-		CreateMessageWithToolsHandler: s.createMessage,
+		CreateMessageWithToolsHandler: createMessage,
 		// Input requests (SEP-2322) are answered per call, by its caller
 		// (inputRounds), not by the link.
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},

@@ -180,7 +180,8 @@ func runConformance(t *testing.T, nodeBin, module, url, baseline string, args ..
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	full := append([]string{nodeModule(t, module), "server", "--url", url, "--expected-failures", file}, args...)
+	outDir := t.TempDir()
+	full := append([]string{nodeModule(t, module), "server", "--url", url, "--expected-failures", file, "-o", outDir}, args...)
 	cmd := exec.CommandContext(ctx, nodeBin, full...)
 	// The suite may write results below its working directory.
 	cmd.Dir = t.TempDir()
@@ -191,6 +192,7 @@ func runConformance(t *testing.T, nodeBin, module, url, baseline string, args ..
 		t.Fatalf("conformance suite %s against %s: %v\n%s", module, url, err, summary(out.Bytes()))
 	}
 	t.Logf("%s", summary(out.Bytes()))
+	checkBaselineReasons(t, file, outDir)
 }
 
 // summary is the suite's output from its summary on, or all of it.
