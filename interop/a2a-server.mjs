@@ -9,7 +9,8 @@
 //   interface (legacyCompat). Listens on 127.0.0.1 (a free port) and
 //   prints {"url": ...} on stdout once ready. With "trace", the answer
 //   ends with " traceparent=<the request's traceparent header>", so a
-//   test can see the W3C trace context agentd passed on.
+//   test can see the W3C trace context agentd passed on. A2A_PUBLIC_HOST, if
+//   set, is the host its card names (it still listens on 127.0.0.1).
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -25,7 +26,9 @@ let traceparent = '';
 
 const app = express();
 const server = app.listen(0, '127.0.0.1', () => {
-  const base = `http://127.0.0.1:${server.address().port}`;
+  // A2A_PUBLIC_HOST names the agent in its card by another host (one a
+  // test reaches through a proxy), with this server's port.
+  const base = `http://${process.env.A2A_PUBLIC_HOST ?? '127.0.0.1'}:${server.address().port}`;
   const card = {
     name: 'js-agent',
     description: 'An @a2a-js/sdk test agent that echoes.',

@@ -135,10 +135,13 @@ func TestInteropJSClient(t *testing.T) {
 }
 
 // startJSServer runs interop/a2a-server.mjs and returns its base URL.
-func startJSServer(t *testing.T, node, dir, mode, token string) string {
+func startJSServer(t *testing.T, node, dir, mode, token string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command(node, "a2a-server.mjs", mode, token)
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
