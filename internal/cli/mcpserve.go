@@ -39,16 +39,19 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 		base = "http://" + base
 	}
 	base = strings.TrimSuffix(base, "/")
-	answers, home := false, ""
+	answers, h := false, httpapi.Health{}
 	if !*standalone {
-		answers, home = daemonAnswers(ctx, base)
+		answers, h = daemonAnswers(ctx, base)
 	}
-	other := answers && home != cfg.HomeID()
+	// The daemon must serve this home, or have read this config file (an
+	// MCP host that starts `agentd mcp --config FILE` passes no
+	// AGENTD_HOME): another home's daemon on this address would serve its
+	// own agents to an editor configured for these.
+	ours := h.Home == cfg.HomeID() || h.Config != "" && h.Config == cfg.FileID()
+	other := answers && !ours
 	if other {
-		// Another home's daemon on this address would serve its own
-		// agents to an editor configured for this home's.
-		why := "it serves another AGENTD_HOME"
-		if home == "" {
+		why := "it serves another AGENTD_HOME and config file"
+		if h.Home == "" {
 			why = "it does not say which AGENTD_HOME it serves (an older agentd?)"
 		}
 		log.Warn("agentd mcp: a daemon answers on the configured address but "+why+"; serving in-process",
@@ -88,23 +91,24 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 }
 
 // daemonAnswers reports whether an agentd daemon answers its health check
-// at base within a second, and the home it says it serves.
-func daemonAnswers(ctx context.Context, base string) (bool, string) {
+// at base within a second, and its health (which home and config file it
+// serves).
+func daemonAnswers(ctx context.Context, base string) (bool, httpapi.Health) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
+	var h httpapi.Health
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/health", nil)
 	if err != nil {
-		return false, ""
+		return false, h
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return false, ""
+		return false, h
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, ""
+		return false, h
 	}
-	var h httpapi.Health
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&h)
-	return true, h.Home
+	return true, h
 }

@@ -382,17 +382,27 @@ type origin struct {
 // digits of a SHA-256 of its real path. GET /api/health reports it, so
 // that `agentd mcp` relays only to a daemon of its own home; the path
 // itself is not disclosed. Empty for a config without a home.
-func (c *Config) HomeID() string {
-	if c.Home == "" {
+func (c *Config) HomeID() string { return pathID("agentd home", c.Home) }
+
+// FileID identifies the config file read, as HomeID the home: `agentd
+// mcp --config FILE`, started by an MCP host without the AGENTD_HOME of
+// the daemon it should reach, relays to a daemon of the same file. Empty
+// without a file.
+func (c *Config) FileID() string { return pathID("agentd config", c.File) }
+
+// pathID is the first 16 hex digits of a SHA-256 of kind and the real
+// path of p; empty for an empty p.
+func pathID(kind, p string) string {
+	if p == "" {
 		return ""
 	}
-	home, err := filepath.Abs(c.Home)
+	path, err := filepath.Abs(p)
 	if err == nil {
-		if real, err := filepath.EvalSymlinks(home); err == nil {
-			home = real
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
 		}
 	}
-	sum := sha256.Sum256([]byte("agentd home\x00" + home))
+	sum := sha256.Sum256([]byte(kind + "\x00" + path))
 	return hex.EncodeToString(sum[:8])
 }
 

@@ -280,7 +280,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://"), AuthFailures: d.authFailures})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), HomeID: cfg.HomeID(), UI: d.ui, Approvals: d.Approvals,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), HomeID: cfg.HomeID(), ConfigID: cfg.FileID(), UI: d.ui, Approvals: d.Approvals,
 	})
 	api.Register(d.mux)
 	d.mountProbes()

@@ -40,7 +40,7 @@ func TestStdioRelaysOnlyToItsOwnHome(t *testing.T) {
 		wantLog   string
 	}{
 		{"same home relays", first.home, []string{"agentd_agent_helper_bot"}, "relaying to the running daemon"},
-		{"another home serves in-process", second.home, []string{"agentd_agent_other_bot"}, "a daemon answers on the configured address but it serves another AGENTD_HOME; serving in-process"},
+		{"another home serves in-process", second.home, []string{"agentd_agent_other_bot"}, "a daemon answers on the configured address but it serves another AGENTD_HOME and config file; serving in-process"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
