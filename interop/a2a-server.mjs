@@ -1,13 +1,16 @@
 // A2A interop server: a minimal @a2a-js/sdk agent (express 5) that agentd
 // delegates to as an external agent. It answers "js agent got: <text>" as
-// a completed task with one artifact, and checks the bearer token.
+// a completed task with one artifact, and checks the bearer token. A text
+// starting with "answer with a message" is answered with a Message (no
+// task): "js agent says: <text>".
 //
 // Usage: node a2a-server.mjs MODE TOKEN [trace]
 //   MODE v1  serves A2A 1.0 only; MODE v03 serves only a 0.3 JSON-RPC
 //   interface (legacyCompat). Listens on 127.0.0.1 (a free port) and
 //   prints {"url": ...} on stdout once ready. With "trace", the answer
 //   ends with " traceparent=<the request's traceparent header>", so a
-//   test can see the W3C trace context agentd passed on.
+//   test can see the W3C trace context agentd passed on. A2A_PUBLIC_HOST, if
+//   set, is the host its card names (it still listens on 127.0.0.1).
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -23,7 +26,9 @@ let traceparent = '';
 
 const app = express();
 const server = app.listen(0, '127.0.0.1', () => {
-  const base = `http://127.0.0.1:${server.address().port}`;
+  // A2A_PUBLIC_HOST names the agent in its card by another host (one a
+  // test reaches through a proxy), with this server's port.
+  const base = `http://${process.env.A2A_PUBLIC_HOST ?? '127.0.0.1'}:${server.address().port}`;
   const card = {
     name: 'js-agent',
     description: 'An @a2a-js/sdk test agent that echoes.',
@@ -37,6 +42,16 @@ const server = app.listen(0, '127.0.0.1', () => {
   const executor = {
     async execute(ctx, bus) {
       const text = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+      if (text.startsWith('answer with a message')) {
+        bus.publish(AgentEvent.message({
+          messageId: randomUUID(),
+          role: Role.ROLE_AGENT,
+          contextId: ctx.contextId,
+          parts: [{ content: { $case: 'text', value: `js agent says: ${text}` } }],
+        }));
+        bus.finished();
+        return;
+      }
       bus.publish(AgentEvent.task({
         id: ctx.taskId,
         contextId: ctx.contextId,

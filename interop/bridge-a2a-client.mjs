@@ -68,7 +68,7 @@ const slow = await client.sendMessage({ ...call('everything', 'trigger-long-runn
 await new Promise((r) => setTimeout(r, 300));
 const canceled = await client.cancelTask({ id: slow.id }, opts);
 const afterCancel = await client.getTask({ id: slow.id }, opts);
-out('cancel', { before: state(slow), canceled: state(canceled), after: state(afterCancel) });
+out('cancel', { before: state(slow), canceled: state(canceled), after: state(afterCancel), text: textOf(afterCancel.status.message), hasData: dataOf(afterCancel.status.message) !== undefined });
 
 // Task state survives: a call without its required argument turns
 // input-required, and the answer on the same task completes it.

@@ -151,3 +151,38 @@ func TestAPIReplyAnswersApproval(t *testing.T) {
 		t.Fatalf("reply to no task: %d", code)
 	}
 }
+
+// TestLegacyCancelAnswers: the legacy cancel route answers as
+// docs/a2a.md says: a working task is cancelled (200); cancelling it again
+// is harmless and answers the cancelled task again (200: a client's retry
+// after a lost answer must not fail); a completed task is not cancelable
+// (409 not_cancelable).
+func TestLegacyCancelAnswers(t *testing.T) {
+	f := newFixture(t, func(r *llmtest.Request) llmtest.Reply {
+		if r.LastUserText() == "slow" {
+			return llmtest.Reply{Text: strings.Repeat("x", 1000), Chunks: 1000, Delay: 20 * time.Millisecond}
+		}
+		return llmtest.Reply{Text: "hello back"}
+	}, fixtureOptions{})
+	ctx := context.Background()
+	done, err := f.a2aClient("alpha").SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.a2aClient("alpha").SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("slow")), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := res.(*a2a.Task)
+	for i := range 2 {
+		code, body := f.post("/a2a/tasks/"+string(slow.ID)+"/cancel", "")
+		if code != 200 || !strings.Contains(string(body), `"cancelled"`) {
+			t.Fatalf("cancel #%d of a working task: %d %s", i+1, code, body)
+		}
+	}
+	code, body := f.post("/a2a/tasks/"+string(done.(*a2a.Task).ID)+"/cancel", "")
+	if code != 409 || !strings.Contains(string(body), "not_cancelable") || !strings.Contains(string(body), "already completed") {
+		t.Fatalf("cancel of a completed task: %d %s", code, body)
+	}
+}

@@ -472,32 +472,49 @@ func (r SendRequest) a2a() *a2a.SendMessageRequest {
 // waits for the task to end or ask for input, polling if the agent
 // answers before it is done. With tracing on the exchange is a client
 // span (observe.go), whose context goes to the agent in traceparent.
+//
+// An agent that answers with a message rather than a task gets it
+// presented as a completed task (the API's answer has a task); SendReply
+// says which it was.
 func (c *Client) Send(ctx context.Context, target string, req SendRequest) (*a2a.Task, error) {
-	ctx, span := c.startSend(ctx, target)
-	task, err := c.send(ctx, target, req)
-	endSend(span, task, err)
+	task, _, err := c.SendReply(ctx, target, req)
 	return task, err
 }
 
-func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a.Task, error) {
+// SendReply is Send, and also the message the agent answered with when it
+// answered with one instead of a task: the task is then made up of it
+// (completed, with the message's ids, empty when the message has none).
+func (c *Client) SendReply(ctx context.Context, target string, req SendRequest) (*a2a.Task, *a2a.Message, error) {
+	ctx, span := c.startSend(ctx, target)
+	task, msg, err := c.send(ctx, target, req)
+	endSend(span, task, err)
+	return task, msg, err
+}
+
+func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a.Task, *a2a.Message, error) {
 	r, err := c.target(ctx, target)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := r.client.SendMessage(ctx, req.a2a())
 	if err != nil {
-		return nil, fmt.Errorf("%w: send to %s: %w", errUpstream, r.cfg.Name, err)
+		return nil, nil, fmt.Errorf("%w: send to %s: %w", errUpstream, r.cfg.Name, err)
 	}
 	var task *a2a.Task
 	switch v := res.(type) {
 	case *a2a.Message:
-		// A direct reply is a completed exchange: present it as a task.
+		// A direct reply is a completed exchange: present it as a task,
+		// and say it was a message.
 		now := time.Now().UTC()
 		task = &a2a.Task{ID: v.TaskID, ContextID: v.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Message: v, Timestamp: &now}}
+		if v.TaskID != "" {
+			c.remember(ctx, v.TaskID, target)
+		}
+		return task, v, nil
 	case *a2a.Task:
 		task = v
 	default:
-		return nil, fmt.Errorf("%w: unexpected send result %T", errUpstream, res)
+		return nil, nil, fmt.Errorf("%w: unexpected send result %T", errUpstream, res)
 	}
 	if task.ID != "" {
 		c.remember(ctx, task.ID, target)
@@ -507,15 +524,15 @@ func (c *Client) send(ctx context.Context, target string, req SendRequest) (*a2a
 		select {
 		case <-time.After(delay):
 		case <-ctx.Done():
-			return task, ctx.Err()
+			return task, nil, ctx.Err()
 		}
 		delay = min(delay*2, 2*time.Second)
 		task, err = r.client.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 		if err != nil {
-			return nil, fmt.Errorf("%w: poll task: %w", errUpstream, err)
+			return nil, nil, fmt.Errorf("%w: poll task: %w", errUpstream, err)
 		}
 	}
-	return task, nil
+	return task, nil, nil
 }
 
 // Settled reports whether a task needs nothing more from the server.

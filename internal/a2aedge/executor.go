@@ -74,6 +74,13 @@ func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 	}
 }
 
+// cancelledByClient is ctx with a cancel for the task's client: the
+// calls it ends are audited as cancelled by the A2A client.
+func cancelledByClient(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	return ctx, func() { cancel(&tool.CancelledError{By: "the A2A client (CancelTask)"}) }
+}
+
 // attach starts the run for a new task, or hands a follow-up message on
 // an input-required task to the run waiting for it. A non-empty failure
 // explains why the task fails at once. fast marks the blocking fast
@@ -203,7 +210,8 @@ func (s *Server) start(reqCtx context.Context, id a2a.TaskID, req *agent.RunRequ
 		base = telemetry.WithRequestID(base, rid)
 	}
 	ctx, cancel := s.owned.detach(base)
-	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
+	ctx, byClient := cancelledByClient(ctx)
+	r := &run{taskID: id, cancel: byClient, signal: make(chan struct{}, 1)}
 	req.Approver = r
 	req.OnEvent = func(e agent.Event) { r.push(item{ev: &e}) }
 	if fast != nil {

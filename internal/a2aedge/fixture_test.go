@@ -55,6 +55,8 @@ type fixtureOptions struct {
 	agents []manifest.Manifest
 	// modelFree runs the tasks of mcp_proxy agents.
 	modelFree ModelFree
+	// guard replaces the client's SSRF policy (a proxy, a resolver).
+	guard func(allowPrivate bool) *netguard.Policy
 	// principals are bearer keys and whom they stand for: requests must
 	// then carry one (401 otherwise), and reach the server as that
 	// principal, as the daemon's admission layer hands them over.
@@ -111,7 +113,11 @@ func newFixture(t testing.TB, h llmtest.Handler, o fixtureOptions) *fixture {
 		popts.Store = db
 	}
 	f.pusher = NewPusher(popts)
-	f.client = NewClient(ClientOptions{External: o.external, Guard: guard, RetryInterval: 50 * time.Millisecond,
+	clientGuard := guard
+	if o.guard != nil {
+		clientGuard = o.guard
+	}
+	f.client = NewClient(ClientOptions{External: o.external, Guard: clientGuard, RetryInterval: 50 * time.Millisecond,
 		LookupSecret: func(n string) (string, bool) { v, ok := os.LookupEnv(n); return v, ok }})
 	f.reg.AddSource(f.client)
 	f.s = New(Options{Kernel: k, Tasks: f.tasks, Sessions: db, DefaultAgent: "alpha", BearerAuth: o.bearer,

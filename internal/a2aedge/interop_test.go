@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/tool"
 )
 
 // repoRoot walks up from the test's directory to go.mod.
@@ -134,10 +135,13 @@ func TestInteropJSClient(t *testing.T) {
 }
 
 // startJSServer runs interop/a2a-server.mjs and returns its base URL.
-func startJSServer(t *testing.T, node, dir, mode, token string) string {
+func startJSServer(t *testing.T, node, dir, mode, token string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command(node, "a2a-server.mjs", mode, token)
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -230,6 +234,23 @@ func TestInteropJSServer(t *testing.T) {
 			defer mu.Unlock()
 			if len(seen) != 1 || !strings.HasPrefix(seen[0], `<untrusted-data source="a2a:js">`) {
 				t.Fatalf("tool result not labelled untrusted: %q", seen)
+			}
+			// A peer that answers with a message made no task: the model
+			// reads that, not a completed task with an empty id (issue
+			// 30, item 5).
+			tl, _ := f.reg.Lookup("a2a_js")
+			got, err := tl.Call(context.Background(), &tool.Call{Args: json.RawMessage(`{"message":"answer with a message, please"}`)})
+			if err != nil || got.IsError {
+				t.Fatalf("message answer: %+v, %v", got, err)
+			}
+			if !strings.Contains(got.Content, "js agent says: answer with a message, please") ||
+				!strings.Contains(got.Content, "the agent answered with a message, not a task; context_id: ") ||
+				strings.Contains(got.Content, "task_id") || strings.Contains(got.Content, "TASK_STATE") {
+				t.Errorf("message answer rendered as %q", got.Content)
+			}
+			var structured map[string]any
+			if json.Unmarshal(got.Structured, &structured) != nil || structured["reply"] != "message" || structured["message_id"] == "" || structured["context_id"] == nil || structured["task_id"] != nil || structured["state"] != nil {
+				t.Errorf("message answer structured as %s", got.Structured)
 			}
 			if mode == "v03" {
 				card := f.client.Agents()[0].Card

@@ -49,7 +49,8 @@ func (t *Task) Approver() tool.Approver { return t.r }
 // server owns the goroutine.
 func (s *Server) startProxy(id a2a.TaskID, contextID string, m manifest.Manifest, msg *a2a.Message) *run {
 	ctx, cancel := s.owned.detach(context.Background())
-	r := &run{taskID: id, cancel: cancel, signal: make(chan struct{}, 1)}
+	ctx, byClient := cancelledByClient(ctx)
+	r := &run{taskID: id, cancel: byClient, signal: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.runs[id] = r
 	s.mu.Unlock()

@@ -60,9 +60,12 @@ func (t agentTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) 
 
 // sendResult sends and renders the task for a model.
 func (c *Client) sendResult(ctx context.Context, target string, req SendRequest) (tool.Result, error) {
-	task, err := c.Send(ctx, target, req)
+	task, msg, err := c.SendReply(ctx, target, req)
 	if err != nil {
 		return tool.Result{Content: fmt.Sprintf("a2a agent %s failed: %v", target, err), IsError: true}, nil
+	}
+	if msg != nil {
+		return messageResult(msg), nil
 	}
 	text := ResultText(task)
 	state := LegacyStatus(task.Status.State)
@@ -74,6 +77,33 @@ func (c *Client) sendResult(ctx context.Context, target string, req SendRequest)
 	}
 	structured, _ := json.Marshal(map[string]any{"task_id": task.ID, "context_id": task.ContextID, "state": state})
 	return tool.Result{Content: b.String(), IsError: task.Status.State == a2a.TaskStateFailed || task.Status.State == a2a.TaskStateRejected, Structured: structured}, nil
+}
+
+// messageResult renders an agent's answer that is a message, not a task,
+// for a model: the agent made no task (unless the message names one it
+// refers to), so there is no state to report and, without a task id,
+// nothing to answer but by a new message, in the same context if the
+// message gave one.
+func messageResult(m *a2a.Message) tool.Result {
+	var b strings.Builder
+	WriteParts(&b, m.Parts)
+	b.WriteString("\n\n(the agent answered with a message, not a task")
+	if m.ContextID != "" {
+		fmt.Fprintf(&b, "; context_id: %s", m.ContextID)
+	}
+	if m.TaskID != "" {
+		fmt.Fprintf(&b, "; it refers to task_id: %s", m.TaskID)
+	}
+	b.WriteString(")")
+	out := map[string]any{"reply": "message", "message_id": m.ID}
+	if m.ContextID != "" {
+		out["context_id"] = m.ContextID
+	}
+	if m.TaskID != "" {
+		out["task_id"] = string(m.TaskID)
+	}
+	structured, _ := json.Marshal(out)
+	return tool.Result{Content: b.String(), Structured: structured}
 }
 
 // sendTool sends to any external agent, by configured name or URL.

@@ -66,6 +66,12 @@ type Options struct {
 	// ConnectMCP connects the MCP servers an editor passes with
 	// session/new and session/load; nil refuses them (the editor is told).
 	ConnectMCP ConnectMCP
+	// Ready waits, with a bound of its own, for the daemon's tools that
+	// come up in the background (its configured MCP servers' first
+	// connections), so that a session's first turn can call them; each
+	// error it returns names what is not ready, and is told to the
+	// editor. Opening a session calls it; nil waits for nothing.
+	Ready func(ctx context.Context) []error
 	// Workspace is the directory reported as the cwd of sessions whose
 	// editor directory is not known here (started over another protocol
 	// or by another process): where their tools ran. Optional.

@@ -149,3 +149,77 @@ version = "9.9.9"
 		}
 	}
 }
+
+// TestInteropFirstPromptWaitsForServers: an editor (the ACP SDK) that
+// prompts as soon as `agentd acp` has started gets the tools of the MCP
+// servers in agentd's config: the first call of one (server-everything
+// over stdio, which takes a moment to start) used to fail with "unknown
+// tool" while the server was still connecting (issue 30, item 3).
+func TestInteropFirstPromptWaitsForServers(t *testing.T) {
+	root := repoRoot(t)
+	node, dir := nodePeers(t, root)
+	if testing.Short() {
+		t.Skip("builds agentd and runs Node peers")
+	}
+	bin := filepath.Join(t.TempDir(), "agentd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentd")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/agentd: %v\n%s", err, out)
+	}
+	model := llmtest.NewOpenAIServer(t, llmtest.Script(
+		llmtest.Reply{ToolCalls: call("mcp_everything_echo", `{"message":"hi"}`)},
+		llmtest.Reply{Text: "Done."},
+	))
+	home := t.TempDir()
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	everything := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	cfg := filepath.Join(home, "config.toml")
+	toml := fmt.Sprintf(`default_agent = "coder"
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "coder"
+provider = "fake"
+model = "fake-1"
+tools = ["mcp_everything_*"]
+
+[[mcp_servers]]
+name = "everything"
+[mcp_servers.transport]
+type = "stdio"
+command = %q
+args = [%q]
+`, model.URL, node, everything)
+	if err := os.WriteFile(cfg, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "acp-first-prompt.mjs"), bin, cfg, cwd)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTD_HOME="+home)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("acp-first-prompt.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+	}
+	var report struct {
+		StopReason string `json:"stopReason"`
+		Calls      []struct{ Status, Text string }
+		AgentText  string `json:"agentText"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("report %s: %v", out, err)
+	}
+	if report.StopReason != "end_turn" || len(report.Calls) != 1 || report.Calls[0].Status != "completed" || !strings.Contains(report.Calls[0].Text, "Echo: hi") {
+		t.Fatalf("first prompt: %+v\nstderr:\n%s", report, stderr.String())
+	}
+}

@@ -102,6 +102,23 @@ func editorEnv(values map[string]string, ambient func(string) (string, bool)) fu
 	}
 }
 
+// WaitServers waits until every server of m has connected or failed its
+// first attempt, for at most wait, and returns an error for each one not
+// connected: `agentd acp` connects the config's servers in the background
+// while the editor opens its session, and a turn that started before
+// them would find their tools missing.
+func WaitServers(ctx context.Context, m *mcpclient.Manager, wait time.Duration) []error {
+	set := &managerSet{}
+	for _, st := range m.Status() {
+		set.managers = append(set.managers, m)
+		set.names = append(set.names, st.Name)
+	}
+	if len(set.names) == 0 {
+		return nil
+	}
+	return set.waitConnected(ctx, wait)
+}
+
 type managerSet struct {
 	managers []*mcpclient.Manager
 	names    []string

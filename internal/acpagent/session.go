@@ -191,7 +191,14 @@ func (s *server) openSession(ctx context.Context, id, cwd string, servers []acp.
 		always: map[string]bool{}, pending: map[*permission]struct{}{},
 	}
 	ss.tools = s.workspaceTools(ss)
+	var notReady []string
+	if s.opts.Ready != nil {
+		for _, err := range s.opts.Ready(ctx) {
+			notReady = append(notReady, "⚠ "+err.Error())
+		}
+	}
 	ss.mcp, ss.notices = s.connectMCP(ctx, ss, servers)
+	ss.notices = append(notReady, ss.notices...)
 
 	s.mu.Lock()
 	if s.closed {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -98,10 +99,20 @@ func (e *env) acp(ctx context.Context, agentFlag string) error {
 			},
 			Ambient: cfg.LookupSecret,
 		}),
+		// The config's MCP servers connect in the background: a session
+		// opens once their first attempts are over (or 20 s have passed),
+		// so that its first turn finds their tools.
+		Ready: func(ctx context.Context) []error {
+			return acpagent.WaitServers(ctx, d.MCP, acpServerWait)
+		},
 		Tracer: d.Telemetry.TracerProvider(),
 		Logger: log,
 	})
 }
+
+// acpServerWait bounds how long opening an ACP session waits for the
+// config's MCP servers; a slower one's tools appear in a later turn.
+const acpServerWait = 20 * time.Second
 
 // acpAgent picks the agent to serve: --agent, else default_agent, else the
 // first agent there is.

@@ -5,7 +5,10 @@ package config
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -409,6 +412,34 @@ type Limits struct {
 type origin struct {
 	path string // the file read, or looked for and not found
 	how  string // how that path was chosen: "AGENTD_HOME=...", ...
+}
+
+// HomeID identifies the AGENTD_HOME this config serves: the first 16 hex
+// digits of a SHA-256 of its real path. GET /api/health reports it, so
+// that `agentd mcp` relays only to a daemon of its own home; the path
+// itself is not disclosed. Empty for a config without a home.
+func (c *Config) HomeID() string { return pathID("agentd home", c.Home) }
+
+// FileID identifies the config file read, as HomeID the home: `agentd
+// mcp --config FILE`, started by an MCP host without the AGENTD_HOME of
+// the daemon it should reach, relays to a daemon of the same file. Empty
+// without a file.
+func (c *Config) FileID() string { return pathID("agentd config", c.File) }
+
+// pathID is the first 16 hex digits of a SHA-256 of kind and the real
+// path of p; empty for an empty p.
+func pathID(kind, p string) string {
+	if p == "" {
+		return ""
+	}
+	path, err := filepath.Abs(p)
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+	}
+	sum := sha256.Sum256([]byte(kind + "\x00" + path))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Origin says which configuration file was read, or where none was found,

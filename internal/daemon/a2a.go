@@ -86,15 +86,17 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	edge := &a2aEdge{tasks: tasks}
 	// Webhook URLs come from remote clients: public addresses only,
 	// unless the operator allows private ones (local development).
-	push := &netguard.Policy{AllowPrivate: cfg.PushAllowPrivate, Hint: "set push_allow_private = true in [a2a] to allow it"}
+	push := &netguard.Policy{AllowPrivate: cfg.PushAllowPrivate, Proxy: d.proxy, Hint: "set push_allow_private = true in [a2a] to allow it"}
 	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: push, MaxTasks: cfg.MaxTasks, Store: d.Store, Logger: log})
 	edge.client = a2aedge.NewClient(a2aedge.ClientOptions{
 		External:     external,
 		LookupSecret: d.cfg.LookupSecret,
-		Guard:        func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} },
-		UserAgent:    "agentd/" + buildinfo.Version(),
-		Tracer:       d.Telemetry.TracerProvider(),
-		Logger:       log.With("role", "client"),
+		Guard: func(allowPrivate bool) *netguard.Policy {
+			return &netguard.Policy{AllowPrivate: allowPrivate, Proxy: d.proxy}
+		},
+		UserAgent: "agentd/" + buildinfo.Version(),
+		Tracer:    d.Telemetry.TracerProvider(),
+		Logger:    log.With("role", "client"),
 	})
 	d.Tools.AddSource(edge.client)
 	edge.client.OnToolsChanged(d.Tools.Changed)

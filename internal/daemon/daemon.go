@@ -65,6 +65,8 @@ type Daemon struct {
 	Tools  *tool.Registry
 	Kernel *agent.Kernel
 	MCP    *mcpclient.Manager
+	// proxy is the outbound proxy of the environment, nil without one.
+	proxy *netguard.Proxy
 	// Telemetry holds the meter and tracer providers; its providers are
 	// nil for signals that are off.
 	Telemetry *telemetry.Telemetry
@@ -130,6 +132,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		return nil, fmt.Errorf("principals: %w", err)
 	}
 	d.keys = keys
+	// The standard proxy variables route every guarded outbound request
+	// (web_fetch, MCP and A2A peers, webhooks, JWKS); each destination is
+	// still checked by its policy (netguard.Proxy).
+	if d.proxy, err = netguard.ProxyFromEnv(cfg.LookupSecret); err != nil {
+		return nil, err
+	}
 	if err := d.mountOAuth(); err != nil {
 		return nil, err
 	}
@@ -236,7 +244,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Policy:         cfg.ShellSandbox,
 	}))
 	d.Tools.Add(builtin.WebFetch(builtin.WebFetchOptions{
-		Policy: &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts,
+		Policy: &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts, Proxy: d.proxy,
 			Hint: "set allow_private = true or allow_hosts in [tools.web_fetch] to allow it"},
 		MaxBytes: cfg.Tools.WebFetch.MaxBytes,
 		Timeout:  30 * time.Second,
@@ -249,8 +257,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.MCP = mcpclient.NewManager(mcpclient.Options{
 		Logger:    log.With("component", "mcp-client"),
 		LookupEnv: cfg.LookupSecret,
-		Guard:     func(allowPrivate bool) *netguard.Policy { return &netguard.Policy{AllowPrivate: allowPrivate} },
-		Home:      cfg.Home,
+		Guard: func(allowPrivate bool) *netguard.Policy {
+			return &netguard.Policy{AllowPrivate: allowPrivate, Proxy: d.proxy}
+		},
+		Home: cfg.Home,
 		OAuth: mcpclient.OAuthOptions{
 			RedirectURL: callbackURL(cfg),
 			Authorize:   callbacks.Authorize,
@@ -290,7 +300,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://"), AuthFailures: d.authFailures})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), UI: d.ui, Approvals: d.Approvals,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), HomeID: cfg.HomeID(), ConfigID: cfg.FileID(), UI: d.ui, Approvals: d.Approvals,
 	})
 	api.Register(d.mux)
 	d.mountProbes()

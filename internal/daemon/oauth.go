@@ -26,7 +26,7 @@ func (d *Daemon) mountOAuth() error {
 		Issuer: o.Issuer, Audience: d.cfg.OAuthAudience(), JWKSURL: o.JWKSURL,
 		PrincipalClaim: o.PrincipalClaim, Leeway: time.Duration(o.LeewaySecs) * time.Second,
 		Principals: d.cfg.TokenPrincipal, ScopeRights: o.ScopeRights,
-		HTTPClient: (&netguard.Policy{AllowPrivate: o.AllowPrivate, Hint: "set allow_private = true in [auth.oauth] to allow it"}).Client(15 * time.Second),
+		HTTPClient: (&netguard.Policy{AllowPrivate: o.AllowPrivate, Proxy: d.proxy, Hint: "set allow_private = true in [auth.oauth] to allow it"}).Client(15 * time.Second),
 		Logger:     d.log.With("component", "oauth"),
 	})
 	if err != nil {

@@ -60,6 +60,9 @@ type Options struct {
 	// others (health shows it, so that behind a load balancer one can
 	// tell who answered); "" when alone.
 	Replica string
+	// HomeID identifies the AGENTD_HOME served, and ConfigID the config
+	// file read, for health.
+	HomeID, ConfigID string
 	// UI holds the dashboard's browser sessions; nil = no /api/ui routes.
 	UI *UISessions
 	// Approvals is the operator's queue of approval requests; nil = the
@@ -138,10 +141,17 @@ type Health struct {
 	Version string  `json:"version"`
 	Uptime  float64 `json:"uptime_seconds"`
 	Replica string  `json:"replica,omitempty"`
+	// Home identifies the AGENTD_HOME the daemon serves
+	// (config.Config.HomeID): `agentd mcp` relays only to a daemon of
+	// its own.
+	Home string `json:"home,omitempty"`
+	// Config identifies the config file the daemon read
+	// (config.Config.FileID), for the same check.
+	Config string `json:"config,omitempty"`
 }
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica, Home: a.opts.HomeID, Config: a.opts.ConfigID})
 	return nil
 }
 

@@ -366,35 +366,38 @@ func TestCapabilitiesMeta(t *testing.T) {
 	}
 }
 
-func TestIsLogMessage(t *testing.T) {
+func TestIsCallNotification(t *testing.T) {
 	tests := []struct {
 		msg  string
 		want bool
 	}{
 		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`, true},
-		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a","progress":1}}`, false},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"a","progress":1}}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, false},
+		{`{"jsonrpc":"2.0","id":4,"method":"notifications/progress"}`, false},
 		{`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"notifications/message\""}]}}`, false},
 		{`{"jsonrpc":"2.0","id":3,"method":"notifications/message"}`, false},
 		{`{"method":"notifications/message"`, false},
 	}
 	for _, tt := range tests {
-		if got := isLogMessage([]byte(tt.msg)); got != tt.want {
-			t.Errorf("isLogMessage(%s) = %v, want %v", tt.msg, got, tt.want)
+		if got := isCallNotification([]byte(tt.msg)); got != tt.want {
+			t.Errorf("isCallNotification(%s) = %v, want %v", tt.msg, got, tt.want)
 		}
 	}
 }
 
-func FuzzIsLogMessage(f *testing.F) {
+func FuzzIsCallNotification(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`))
 	f.Add([]byte(`{"id":1,"method":"notifications/message"}`))
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		var m struct {
 			Method string          `json:"method"`
 			ID     json.RawMessage `json:"id"`
 		}
-		want := json.Unmarshal(msg, &m) == nil && m.Method == "notifications/message" && m.ID == nil
-		if got := isLogMessage(msg); got != want {
-			t.Fatalf("isLogMessage(%q) = %v, want %v", msg, got, want)
+		want := json.Unmarshal(msg, &m) == nil && (m.Method == "notifications/message" || m.Method == "notifications/progress") && m.ID == nil
+		if got := isCallNotification(msg); got != want {
+			t.Fatalf("isCallNotification(%q) = %v, want %v", msg, got, want)
 		}
 	})
 }

@@ -48,10 +48,11 @@ type frameEvents struct {
 	// oversize reports a dropped message: its size and whether it was
 	// turned into an error response (otherwise dropped or fatal).
 	oversize func(size int64, kind jsonrpcwire.Kind, replaced bool)
-	// logMessage is a notifications/message about to reach the SDK. It is
-	// called on the reader's goroutine, so before anything read after the
-	// message (the result of the call it is about) reaches the SDK.
-	logMessage func()
+	// callNotification is a notifications/message or a
+	// notifications/progress about to reach the SDK. It is called on the
+	// reader's goroutine, so before anything read after the notification
+	// (the result of the call it is about) reaches the SDK.
+	callNotification func()
 }
 
 // oversized decides what to do with a message over the cap: the reply
@@ -233,7 +234,7 @@ func (f *frameReader) next() {
 	}
 	msg := frame
 	if sse {
-		if f.ev.logMessage != nil && bytes.Contains(frame, []byte(`"notifications/message"`)) {
+		if f.ev.callNotification != nil && (bytes.Contains(frame, []byte(`"notifications/message"`)) || bytes.Contains(frame, []byte(`"notifications/progress"`))) {
 			ev, _ := jsonrpcwire.ParseEvent(frame)
 			msg = ev.Data
 		}
@@ -254,22 +255,24 @@ func (f *frameReader) next() {
 		f.eol = true
 	}
 	f.pending = frame
-	if f.ev.logMessage != nil && isLogMessage(msg) {
-		f.ev.logMessage()
+	if f.ev.callNotification != nil && isCallNotification(msg) {
+		f.ev.callNotification()
 	}
 }
 
-// isLogMessage reports whether msg is one notifications/message. The
-// substring test keeps the common case to one scan.
-func isLogMessage(msg []byte) bool {
-	if !bytes.Contains(msg, []byte(`"notifications/message"`)) {
+// isCallNotification reports whether msg is one notifications/message or
+// notifications/progress: what a server sends about a call before its
+// result, and a caller must get before the result. The substring tests
+// keep the common case to two scans.
+func isCallNotification(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"notifications/message"`)) && !bytes.Contains(msg, []byte(`"notifications/progress"`)) {
 		return false
 	}
 	var m struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
 	}
-	return json.Unmarshal(msg, &m) == nil && m.Method == "notifications/message" && m.ID == nil
+	return json.Unmarshal(msg, &m) == nil && (m.Method == "notifications/message" || m.Method == "notifications/progress") && m.ID == nil
 }
 
 // jsonBody caps an application/json response body. The body is read

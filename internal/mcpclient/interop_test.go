@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -279,4 +281,60 @@ func TestFilesystemStdio(t *testing.T) {
 	}
 	m.Close()
 	check()
+}
+
+// TestEverythingProgressBeforeResult: every progress notification
+// server-everything sends before its result reaches the call's Progress,
+// in order, before the call returns. Its last notification is written
+// right before the result, so a client that hands the result over before
+// its notification handler ran loses it (issue 30, item 1).
+func TestEverythingProgressBeforeResult(t *testing.T) {
+	p := interop(t)
+	transports := []struct {
+		name string
+		tr   func() config.MCPTransport
+	}{
+		{"stdio", func() config.MCPTransport {
+			return config.MCPTransport{Type: TransportStdio, Command: p.node, Args: []string{p.everything}}
+		}},
+		{"streamable_http", func() config.MCPTransport {
+			return config.MCPTransport{Type: TransportHTTP, URL: startNodeHTTP(t, p, "streamableHttp") + "/mcp"}
+		}},
+	}
+	for _, tc := range transports {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewManager(testOptions(nil))
+			defer m.Close()
+			if err := m.Add(t.Context(), config.MCPServer{Name: "everything", TimeoutSecs: 10, AllowPrivate: true, Transport: tc.tr()}); err != nil {
+				t.Fatal(err)
+			}
+			waitConnected(t, m, "everything")
+			tl := mustTool(t, m, "mcp_everything_trigger_long_running_operation")
+			const steps, runs = 5, 6
+			raw, _ := json.Marshal(map[string]float64{"duration": 0.05, "steps": steps})
+			for run := range runs {
+				var mu sync.Mutex
+				var got []float64
+				returned := false
+				res, err := tl.Call(t.Context(), &tool.Call{Args: raw, Progress: func(_ string, progress, total float64) {
+					mu.Lock()
+					defer mu.Unlock()
+					if returned {
+						t.Errorf("run %d: progress %g arrived after the result", run, progress)
+					}
+					got = append(got, progress)
+				}})
+				mu.Lock()
+				returned = true
+				seen := slices.Clone(got)
+				mu.Unlock()
+				if err != nil || !contains(res.Content, "completed") {
+					t.Fatalf("run %d: %+v, %v", run, res, err)
+				}
+				if want := []float64{1, 2, 3, 4, 5}; !slices.Equal(seen, want) {
+					t.Errorf("run %d: progress before the result = %v, want %v", run, seen, want)
+				}
+			}
+		})
+	}
 }

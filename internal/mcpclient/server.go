@@ -445,6 +445,7 @@ func (s *server) newClient(sess *session, caps *mcp.ClientCapabilities) *mcp.Cli
 			s.callerLog(req.Session, req.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			defer sess.logs.done()
 			s.progress(req.Params)
 		},
 	}
@@ -544,7 +545,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 		oversize: func(size int64, kind jsonrpcwire.Kind, replaced bool) {
 			s.log.Warn("mcp message over the size cap dropped", "bytes_at_least", size, "limit", max, "failed_call", replaced, "notification", kind == jsonrpcwire.KindRequest)
 		},
-		logMessage: sess.logs.saw,
+		callNotification: sess.logs.saw,
 	}
 	switch s.cfg.Transport.Type {
 	case TransportStdio:

@@ -38,11 +38,12 @@ type session struct {
 	logs logGate
 }
 
-// logGate lets a call wait for the log messages read before its result to
-// be handled: the SDK hands notifications to handlers on a goroutine of
-// their own, while it hands a result to its call at once, so without the
-// wait a call's last log messages could reach its caller after the call's
-// result, or find the call gone.
+// logGate lets a call wait for the log messages and progress
+// notifications read before its result to be handled: the SDK hands
+// notifications to handlers on a goroutine of their own, while it hands a
+// result to its call at once, so without the wait a call's last log
+// messages or progress could reach its caller after the call's result, or
+// find the call gone (and be dropped: issue 30).
 type logGate struct {
 	read atomic.Uint64 // log messages the frame readers passed on
 
@@ -51,10 +52,10 @@ type logGate struct {
 	wake    chan struct{} // closed and replaced when handled grows
 }
 
-// saw counts a log message read (frameEvents.logMessage).
+// saw counts a log message or progress read (frameEvents.callNotification).
 func (g *logGate) saw() { g.read.Add(1) }
 
-// done counts a log message handled.
+// done counts a log message or progress handled.
 func (g *logGate) done() {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -165,8 +165,9 @@ func (s *server) upstreamCall(ctx context.Context, sess *session, upstream strin
 	if err == nil {
 		res, err = s.inputRounds(cctx, sess, in, params, res)
 	}
-	if caller != nil && caller.Log != nil {
-		// The caller gets the log messages sent before the result first.
+	if caller != nil && caller.Log != nil || progress != nil {
+		// The caller gets the log messages and progress sent before the
+		// result first.
 		sess.logs.wait(cctx, logGrace)
 	}
 	if err != nil {

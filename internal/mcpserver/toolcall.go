@@ -42,6 +42,7 @@ func (s *Server) registryHandler(name string) mcp.ToolHandler {
 			Principal: who,
 			Agent:     ClientAgent, SessionID: sessionID(ss), Workspace: s.opts.Workspace,
 			Rules: rules, Approver: approver(req), Tainted: s.taint.has(ss),
+			CancelledBy: mcpCanceller,
 		})
 		p := newProgress(ctx, req)
 		out := scope.Call(ctx, llm.ToolCall{Name: name, Arguments: req.Params.Arguments}, p.reportFunc())
@@ -52,6 +53,12 @@ func (s *Server) registryHandler(name string) mcp.ToolHandler {
 		return outcomeResult(out), nil
 	}
 }
+
+// mcpCanceller is who cancels a call's context without a cause here: the
+// SDK cancels a request's context when its client sends
+// notifications/cancelled (or drops the stream, see cancelAbandoned); a
+// session ending cancels with a cause of its own.
+const mcpCanceller = "the MCP client (notifications/cancelled)"
 
 func (p *progress) reportFunc() func(string, float64, float64) {
 	if p == nil {
@@ -112,7 +119,7 @@ func (s *Server) gatewayCall(gw, regName string) func(context.Context, *mcp.Call
 		scope := s.opts.Kernel.Runner().Scope(tool.ScopeParams{
 			Principal: who,
 			Agent:     agentName, SessionID: sessionID(req.Session), Workspace: s.opts.Workspace,
-			Rules: rules, Extra: []tool.Tool{capt},
+			Rules: rules, Extra: []tool.Tool{capt}, CancelledBy: mcpCanceller,
 		})
 		p := newProgress(ctx, req)
 		out := scope.Do(ctx, tool.Request{

@@ -85,6 +85,9 @@ type Policy struct {
 	// LookupIP, when set, replaces Resolver (for tests and for callers
 	// with their own name service).
 	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Proxy, when set, is the HTTP proxy Transport sends requests
+	// through (ProxyFromEnv); the destination is checked before.
+	Proxy *Proxy
 }
 
 // CheckIP reports whether the policy allows connecting to ip. A refusal
@@ -321,8 +324,10 @@ func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Con
 }
 
 // Transport returns a clone of http.DefaultTransport whose connections go
-// through DialContext. Proxies are disabled: a proxy would make the
-// connection on our behalf, out of the guard's sight.
+// through DialContext. The environment's proxy is not used: a proxy makes
+// the connection on our behalf, out of the guard's sight. A Policy with a
+// Proxy sends requests through it once their destination has passed the
+// policy (see Proxy).
 func (p *Policy) Transport() *http.Transport {
 	var t *http.Transport
 	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
@@ -332,6 +337,10 @@ func (p *Policy) Transport() *http.Transport {
 	}
 	t.Proxy = nil
 	t.DialContext = p.DialContext
+	if p != nil && p.Proxy != nil {
+		t.Proxy = p.forRequest
+		t.DialContext = p.dialProxied
+	}
 	t.DialTLSContext = nil
 	t.MaxIdleConnsPerHost = 64
 	t.TLSHandshakeTimeout = 10 * time.Second

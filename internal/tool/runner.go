@@ -167,7 +167,22 @@ type ScopeParams struct {
 	// a client that can ask a person (agentd chat, the dashboard's chat)
 	// does, instead of waiting silently. It must not block.
 	OnQueued func(PendingApproval)
+
+	// CancelledBy names who a call's plain cancellation comes from (an
+	// edge whose SDK cancels a request without a cause: "the MCP client"),
+	// for the audit log. A context cancelled with a *CancelledError cause
+	// names its canceller itself.
+	CancelledBy string
 }
+
+// CancelledError is the cause a caller cancels a run's or a call's
+// context with: who cancelled, for the audit log.
+type CancelledError struct{ By string }
+
+func (e *CancelledError) Error() string { return "cancelled by " + e.By }
+
+// Unwrap makes it a context.Canceled.
+func (e *CancelledError) Unwrap() error { return context.Canceled }
 
 // Scope is the runner bound to one run: it tracks taint and the loop guard
 // across the run's calls. It is safe for concurrent calls.
@@ -256,6 +271,11 @@ type Outcome struct {
 	// answeredBy names who approved or rejected the call, when the
 	// approver knows (AnsweringApprover).
 	answeredBy string
+	// cancelled says who or what cancelled the call; empty unless it was.
+	cancelled string
+	// detail is the first line of an error result before it was marked
+	// untrusted, for the audit log.
+	detail string
 }
 
 // outcome classifies a finished call for the audit log and metrics: ok,
@@ -264,7 +284,7 @@ func (o *Outcome) outcome() string {
 	switch {
 	case o.Decision == "deny" || o.Decision == "rejected":
 		return "denied"
-	case o.Result.Content == "cancelled":
+	case o.cancelled != "":
 		return "cancelled"
 	case o.Result.IsError:
 		return "error"
@@ -399,6 +419,7 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 	switch {
 	case err != nil && ctx.Err() != nil:
 		out.Result = llm.ToolResult{Content: "cancelled", IsError: true}
+		out.cancelled = s.canceller(ctx)
 	case err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 		out.Result = llm.ToolResult{Content: fmt.Sprintf("tool %q timed out after %s", call.Name, timeout), IsError: true}
 	case err != nil:
@@ -407,6 +428,9 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 		out.Result = llm.ToolResult{Content: res.Content, IsError: res.IsError}
 	}
 	out.Result.Content = Truncate(out.Result.Content, s.r.opts.MaxResultChars)
+	if out.Result.IsError {
+		out.detail = firstLine(out.Result.Content, 200)
+	}
 	if err == nil && len(res.Images) > 0 {
 		var notes string
 		out.Result.Images, notes = keepImages(res.Images, s.r.opts.MaxImageBytes)
@@ -419,6 +443,24 @@ func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(strin
 		out.Result.Content = WrapUntrusted(sourceLabel(spec), out.Result.Content)
 	}
 	return out
+}
+
+// canceller describes who cancelled ctx: the canceller its cause names,
+// else the scope's CancelledBy for a plain cancellation, else the cause.
+func (s *Scope) canceller(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	var ce *CancelledError
+	switch {
+	case errors.As(cause, &ce):
+		return "cancelled by " + ce.By
+	case cause == context.Canceled && s.p.CancelledBy != "":
+		return "cancelled by " + s.p.CancelledBy
+	case cause == context.Canceled:
+		return "cancelled by the caller"
+	case cause == nil:
+		return "cancelled"
+	}
+	return "cancelled: " + cause.Error()
 }
 
 func (s *Scope) ask(ctx context.Context, call llm.ToolCall, args json.RawMessage, reason string) (Answer, error) {
@@ -461,8 +503,12 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 		return
 	}
 	outcome := out.outcome()
-	detail := ""
-	if out.Result.IsError {
+	detail := out.detail
+	switch {
+	case out.cancelled != "":
+		detail = out.cancelled
+	case detail == "" && out.Result.IsError:
+		// Refused before the tool ran: never wrapped.
 		detail = firstLine(out.Result.Content, 200)
 	}
 	if out.answeredBy != "" {

@@ -450,3 +450,56 @@ func TestPrincipalToolRules(t *testing.T) {
 		t.Fatalf("another principal refused: %q", out.Result.Content)
 	}
 }
+
+// TestCancellationNamesTheCanceller: a cancelled call is audited as
+// cancelled with who cancelled it, an untrusted tool's included (whose
+// result the model reads wrapped as untrusted data).
+func TestCancellationNamesTheCanceller(t *testing.T) {
+	tests := []struct {
+		name        string
+		origin      Origin
+		cancelledBy string
+		cause       error
+		want        string
+	}{
+		{"plain cancel, scope's canceller", OriginMCP, "the MCP client", nil, "cancelled by the MCP client"},
+		{"plain cancel, no canceller", OriginBuiltin, "", nil, "cancelled by the caller"},
+		{"cause names the canceller", OriginA2A, "the MCP client", &CancelledError{By: "the A2A client"}, "cancelled by the A2A client"},
+		{"other cause", OriginMCP, "the MCP client", errors.New("session closed"), "cancelled: session closed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			started := make(chan struct{})
+			tl := newTool("t", tt.origin)
+			tl.fn = func(ctx context.Context, c *Call) (Result, error) {
+				close(started)
+				<-ctx.Done()
+				return Result{}, ctx.Err()
+			}
+			r, audit := setup(t, RunnerOptions{}, tl)
+			ctx, cancel := context.WithCancelCause(context.Background())
+			done := make(chan Outcome)
+			go func() {
+				done <- r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}, CancelledBy: tt.cancelledBy}).Call(ctx, call("t", `{}`), nil)
+			}()
+			<-started
+			cancel(tt.cause)
+			<-done
+			if rec := audit.recs[0]; rec.Outcome != "cancelled" || rec.Detail != tt.want {
+				t.Fatalf("audited %q %q, want cancelled %q", rec.Outcome, rec.Detail, tt.want)
+			}
+		})
+	}
+}
+
+// TestUntrustedErrorDetail: the audit detail of an untrusted tool's error
+// is its first line, not the untrusted-data marking around it.
+func TestUntrustedErrorDetail(t *testing.T) {
+	tl := newTool("t", OriginMCP)
+	tl.fn = func(context.Context, *Call) (Result, error) { return Result{}, errors.New("the link broke") }
+	r, audit := setup(t, RunnerOptions{}, tl)
+	r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("t", `{}`), nil)
+	if rec := audit.recs[0]; rec.Outcome != "error" || rec.Detail != `tool "t" failed: the link broke` {
+		t.Fatalf("audited %q %q", rec.Outcome, rec.Detail)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/conformancetest"
+	"github.com/agentd/agentd/internal/daemon"
 )
 
 // The conformance tests run the official MCP conformance suites against
@@ -120,6 +121,13 @@ url = "http://%s/"
 // is the rest of its [[mcp_servers]] entry) served as a gateway.
 func startGateway(t *testing.T, transport string) string {
 	t.Helper()
+	_, url := startGatewayDaemon(t, transport)
+	return url
+}
+
+// startGatewayDaemon is startGateway, with the daemon.
+func startGatewayDaemon(t *testing.T, transport string) (*daemon.Daemon, string) {
+	t.Helper()
 	e := writeConfig(t, `
 [mcp]
 gateways = ["everything"]
@@ -128,10 +136,10 @@ gateways = ["everything"]
 name = "everything"
 allowed_tools = ["*"]
 `+transport)
-	_, base := startDaemon(t, e, false)
+	d, base := startDaemon(t, e, false)
 	url := base + "/mcp/gateway/everything"
 	waitForGatewayTools(t, url)
-	return url
+	return d, url
 }
 
 // freeAddr returns a loopback address that was free a moment ago.
