@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -55,6 +56,7 @@ type parking struct {
 	wg    sync.WaitGroup
 
 	idle      chan func()   // unbuffered: workers waiting for a call (run)
+	workers   atomic.Int32  // running workers, for tests and nothing else
 	closing   chan struct{} // closed by close: idle workers end
 	closeOnce sync.Once
 }
@@ -78,7 +80,9 @@ func (pk *parking) run(f func()) {
 		return
 	default:
 	}
+	pk.workers.Add(1)
 	pk.wg.Go(func() {
+		defer pk.workers.Add(-1)
 		timer := time.NewTimer(workerIdle)
 		defer timer.Stop()
 		for {
