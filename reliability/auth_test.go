@@ -61,10 +61,12 @@ burst = 100000
 // publicRoutes are the patterns served without a key: health, the Agent
 // Cards, the OAuth redirect (a browser has no key; the single-use state
 // it carries is its credential, and a state nobody waits for is refused),
-// and the dashboard's static assets and login form (which takes the key).
+// the dashboard's static assets and login form (which takes the key), and
+// the API's OpenAPI document (no data; the same for every daemon of a
+// version; read before a client has a key).
 // Every other route must refuse a request without the key.
 var publicRoutes = []string{"GET /api/health", "GET /livez", "GET /readyz", "GET /.well-known/agent-card.json", "GET /.well-known/agent.json", "GET /oauth/callback",
-	"GET /{$}", "GET /ui/", "POST /api/ui/login"}
+	"GET /{$}", "GET /ui/", "POST /api/ui/login", "GET /api/openapi.json"}
 
 // routeRequest is one request derived from a registered pattern.
 type routeRequest struct {
