@@ -108,7 +108,6 @@ func onHUP(ctx context.Context, log *slog.Logger) *hupHandler {
 					log.Warn("SIGHUP during start-up: ignored; send it again once the daemon listens")
 					continue
 				}
-				log.Info("SIGHUP: reloading the config")
 				(*d).ReloadSignal(context.WithoutCancel(ctx))
 			}
 		}

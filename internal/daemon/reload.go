@@ -271,6 +271,7 @@ func (d *Daemon) logReload(rep ReloadReport, err error) {
 // ReloadSignal handles SIGHUP: it rereads the config file, applies it and logs
 // the report. Errors are logged, not returned: the daemon keeps running.
 func (d *Daemon) ReloadSignal(ctx context.Context) {
+	d.log.Info("SIGHUP: reloading the config", "file", d.Config().File)
 	rep, err := d.ReloadFromFile(ctx)
 	d.logReload(rep, err)
 }

@@ -1,0 +1,235 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentd/agentd/internal/llm/llmtest"
+)
+
+// TestReloadOnSIGHUP runs the agentd binary with an MCP session open,
+// edits its config file (a new agent, a new upstream MCP server, a new
+// principal, a new rate limit, and a key only a restart applies) and
+// sends SIGHUP: the new agent reaches the same session's tools/list and
+// GET /api/agents, the server connects, the principal's key works, the
+// restart-only key is reported, and the session still calls tools. A
+// broken file then changes nothing and the error names file:line; POST
+// /api/admin/reload does the same reload for an admin only.
+func TestReloadOnSIGHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the agentd binary")
+	}
+	bin := buildAgentd(t)
+	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
+	})
+	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	// Closed after agentd is killed (cleanups run last first), which
+	// holds a connection to it.
+	t.Cleanup(upSrv.Close)
+
+	home := t.TempDir()
+	addr := freeAddr(t)
+	base := "http://" + addr
+	cfgPath := filepath.Join(home, "config.toml")
+	v1 := fmt.Sprintf(`listen = %q
+api_key = %q
+
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "alpha"
+provider = "fake"
+model = "test-model"
+
+[agents.expose]
+mcp = true
+
+[limits]
+rate_per_sec = 1000
+burst = 1000
+`, addr, a2aTestKey, model.URL)
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(cfgPath, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(v1)
+	cmd := startAgentd(t, bin, cfgPath, home, addr)
+	logText := func() string {
+		logs, _ := filepath.Glob(filepath.Join(home, "agentd-*.log"))
+		var b strings.Builder
+		for _, l := range logs {
+			data, _ := os.ReadFile(l)
+			b.Write(data)
+		}
+		return b.String()
+	}
+	hup := func() {
+		t.Helper()
+		if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const carolKey = "k-carol-reload"
+	carolGet := func(path string) int {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+carolKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+
+	changed := make(chan struct{}, 1)
+	cs := mcpClientTo(t, base, changed)
+	sid := cs.ID()
+	if names := toolNames(t, cs); !slices.Contains(names, "agentd_agent_alpha") || slices.Contains(names, "agentd_agent_beta") {
+		t.Fatalf("tools before the reload: %v", names)
+	}
+	if code := carolGet("/api/agents"); code != http.StatusUnauthorized {
+		t.Fatalf("carol before the reload: %d, want 401", code)
+	}
+
+	// The edit: agent beta, server up, principal carol, a new burst
+	// (live), and max_body_bytes (restart only).
+	sum := sha256.Sum256([]byte(carolKey))
+	v2 := strings.Replace(v1, "burst = 1000\n", "burst = 900\nmax_body_bytes = 2000000\n", 1) + fmt.Sprintf(`
+[[agents]]
+name = "beta"
+provider = "fake"
+model = "test-model"
+
+[agents.expose]
+mcp = true
+
+[[mcp_servers]]
+name = "up"
+allow_private = true
+allowed_tools = ["echo"]
+
+[mcp_servers.transport]
+type = "http"
+url = %q
+
+[[principals]]
+name = "carol"
+key_sha256 = %q
+agents = ["beta"]
+`, upSrv.URL+"/", hex.EncodeToString(sum[:]))
+	write(v2)
+	hup()
+
+	// The open session is told, and lists the new agent.
+	deadline := time.After(10 * time.Second)
+	for listed := false; !listed; {
+		select {
+		case <-changed:
+			listed = slices.Contains(toolNames(t, cs), "agentd_agent_beta")
+		case <-deadline:
+			t.Fatalf("no tools/list_changed listing agent beta after SIGHUP (tools: %v)\n%s", toolNames(t, cs), logText())
+		}
+	}
+	if cs.ID() != sid {
+		t.Errorf("session id changed: %q -> %q", sid, cs.ID())
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "agentd_agent_beta", Arguments: map[string]any{"message": "hello beta"}})
+	if err != nil || res.IsError {
+		t.Fatalf("call the new agent on the old session: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "answer to hello beta") {
+		t.Errorf("beta answered %q", text)
+	}
+	if code, out := apiDo(t, base, http.MethodGet, "/api/agents", ""); code != http.StatusOK || !strings.Contains(fmt.Sprint(out), "beta") {
+		t.Errorf("GET /api/agents after the reload: %d %v", code, out)
+	}
+	// The principal's key is admitted now.
+	if code := carolGet("/api/agents"); code != http.StatusOK {
+		t.Errorf("carol after the reload: %d, want 200", code)
+	}
+	// The new upstream server connects.
+	waitFor(t, 10*time.Second, "mcp server up connects", func() bool {
+		_, body := rawDo(t, http.MethodGet, base+"/api/mcp/servers", "")
+		return strings.Contains(body, `"up"`) && strings.Contains(body, `"connected"`)
+	})
+	log := logText()
+	for _, want := range []string{"needs a restart: limits.max_body_bytes", `applied="[agents mcp_servers limits.burst principals]"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the reload's log lacks %q\n%s", want, log)
+		}
+	}
+
+	// A broken file: refused with file:line, the daemon and the session
+	// keep everything.
+	write(v2 + "\n[[agents]\nname = \n")
+	hup()
+	lineRE := regexp.MustCompile(regexp.QuoteMeta(cfgPath) + `:\d+`)
+	waitFor(t, 10*time.Second, "the refused reload is logged", func() bool {
+		return strings.Contains(logText(), "config reload refused") && lineRE.MatchString(logText())
+	})
+	if code, _ := rawDo(t, http.MethodGet, base+"/livez", ""); code != http.StatusOK {
+		t.Fatalf("after a broken reload /livez answers %d", code)
+	}
+	if names := toolNames(t, cs); !slices.Contains(names, "agentd_agent_beta") {
+		t.Errorf("after a broken reload the session lists %v", names)
+	}
+	code, body := rawDo(t, http.MethodPost, base+"/api/admin/reload", "{}")
+	if code != http.StatusUnprocessableEntity || !lineRE.MatchString(body) {
+		t.Errorf("POST /api/admin/reload of a broken file: %d %s; want 422 naming file:line", code, body)
+	}
+
+	// The API reload: the file without beta removes it; not for carol.
+	write(strings.Replace(v2, "name = \"beta\"", "name = \"gamma\"", 1))
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/reload", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+carolKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /api/admin/reload as carol: %d, want 403", resp.StatusCode)
+	}
+	code, body = rawDo(t, http.MethodPost, base+"/api/admin/reload", "{}")
+	var rep ReloadReport
+	if err := json.Unmarshal([]byte(body), &rep); code != http.StatusOK || err != nil {
+		t.Fatalf("POST /api/admin/reload: %d %s (%v)", code, body, err)
+	}
+	if !slices.Contains(rep.Applied, "agents") || !slices.Contains(rep.Restart, "limits.max_body_bytes") {
+		t.Errorf("reload report %+v: want agents applied, limits.max_body_bytes needing a restart", rep)
+	}
+	if names := toolNames(t, cs); slices.Contains(names, "agentd_agent_beta") || !slices.Contains(names, "agentd_agent_gamma") {
+		t.Errorf("after the API reload the session lists %v; want gamma, not beta", names)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "agentd_agent_alpha", Arguments: map[string]any{"message": "still here"}})
+	if err != nil || res.IsError {
+		t.Fatalf("the session after three reloads: %v %+v", err, res)
+	}
+}
