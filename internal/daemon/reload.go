@@ -119,6 +119,13 @@ func (d *Daemon) Reload(ctx context.Context, next *config.Config) (ReloadReport,
 	}
 	if keys != nil {
 		d.keys.Replace(keys)
+		// Bearer keys are checked on every request; a dashboard
+		// session holds the principal it logged in as, so those of a
+		// changed or removed principal end (log in again).
+		gone := changedPrincipals(cur, &merged)
+		if n := d.ui.EndWhere(func(p *principal.Principal) bool { return gone[p.Name] }); n > 0 {
+			d.log.Info("config reload: ended the dashboard sessions of changed principals", "sessions", n)
+		}
 	}
 	if merged.Limits.RatePerSec != cur.Limits.RatePerSec || merged.Limits.Burst != cur.Limits.Burst {
 		d.rateLimits.Set(merged.Limits.RatePerSec, merged.Limits.Burst)
@@ -127,6 +134,29 @@ func (d *Daemon) Reload(ctx context.Context, next *config.Config) (ReloadReport,
 		rep.Failed = append(rep.Failed, d.reloadMCP(ctx, cur.MCPServers, merged.MCPServers)...)
 	}
 	return rep, nil
+}
+
+// changedPrincipals names the principals whose entry differs between a
+// and b, or exists in one only; "admin" when the api_key changed.
+func changedPrincipals(a, b *config.Config) map[string]bool {
+	out := map[string]bool{}
+	was := map[string]config.Principal{}
+	for _, p := range a.Principals {
+		was[p.Name] = p
+	}
+	for _, p := range b.Principals {
+		if old, ok := was[p.Name]; !ok || !reflect.DeepEqual(old, p) {
+			out[p.Name] = true
+		}
+		delete(was, p.Name)
+	}
+	for name := range was {
+		out[name] = true
+	}
+	if a.APIKey != b.APIKey || a.APIKeyEnv != b.APIKeyEnv {
+		out[principal.AdminName] = true
+	}
+	return out
 }
 
 func isPrincipalKey(k string) bool {
