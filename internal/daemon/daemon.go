@@ -214,7 +214,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	}
 	d.Kernel = agent.New(agent.Options{
 		Agents:    agent.NewAgents(cfg.Agents, db),
-		Providers: newProviders(cfg, log, telemetry.Transport),
+		Providers: newProviders(d.Config, log, telemetry.Transport),
 		Runner:    runner,
 		Sessions:  db,
 		// A run's writes wait out a store outage (up to the bound)

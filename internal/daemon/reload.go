@@ -26,11 +26,12 @@ type ReloadReport struct {
 }
 
 // liveKeys are the config keys a reload applies to the running daemon;
-// every other changed key is reported as needing a restart. The value
-// says how (for the docs and the report).
+// every other changed key is reported as needing a restart. The comments
+// say how each goes live (docs/config.md, Reloading the config).
 var liveKeys = map[string]bool{
 	"agents":              true, // the kernel's agent directory (SetFixed)
 	"agents_dir":          true, // its agents are part of "agents"
+	"providers":           true, // built on first use from the running config (a changed one is built again)
 	"mcp_servers":         true, // the MCP client manager, server by server
 	"principals":          true, // the keys the admission layer resolves
 	"api_key":             true,
@@ -94,19 +95,21 @@ func (d *Daemon) Reload(ctx context.Context, next *config.Config) (ReloadReport,
 		}
 	}
 
-	// merged is the running config with the live keys taken from next:
-	// what a restart-only key says stays as the running daemon does it.
-	merged := *cur
+	// merged is next with the restart-only keys put back to their
+	// running values: what such a key says stays as the daemon does it.
+	merged := *next
 	for _, c := range changed {
 		if strings.HasPrefix(c, "!") {
-			rep.Restart = append(rep.Restart, strings.TrimPrefix(c, "!"))
-			continue
-		}
-		if !liveKeys[c] {
+			c = strings.TrimPrefix(c, "!")
+			setKey(&merged, cur, c)
 			rep.Restart = append(rep.Restart, c)
 			continue
 		}
-		setKey(&merged, next, c)
+		if !liveKeys[c] {
+			setKey(&merged, cur, c)
+			rep.Restart = append(rep.Restart, c)
+			continue
+		}
 		rep.Applied = append(rep.Applied, c)
 	}
 	if len(rep.Applied) == 0 {

@@ -23,7 +23,8 @@ import (
 )
 
 // TestReloadOnSIGHUP runs the agentd binary with an MCP session open,
-// edits its config file (a new agent, a new upstream MCP server, a new
+// edits its config file (a new agent on a new provider, a new upstream
+// MCP server, a new
 // principal, a new rate limit, and a key only a restart applies) and
 // sends SIGHUP: the new agent reaches the same session's tools/list and
 // GET /api/agents, the server connects, the principal's key works, the
@@ -117,13 +118,13 @@ burst = 1000
 		t.Fatalf("carol before the reload: %d, want 401", code)
 	}
 
-	// The edit: agent beta, server up, principal carol, a new burst
-	// (live), and max_body_bytes (restart only).
+	// The edit: agent beta on a new provider, server up, principal
+	// carol, a new burst (live), and max_body_bytes (restart only).
 	sum := sha256.Sum256([]byte(carolKey))
 	v2 := strings.Replace(v1, "burst = 1000\n", "burst = 900\nmax_body_bytes = 2000000\n", 1) + fmt.Sprintf(`
 [[agents]]
 name = "beta"
-provider = "fake"
+provider = "fake2"
 model = "test-model"
 
 [agents.expose]
@@ -142,7 +143,11 @@ url = %q
 name = "carol"
 key_sha256 = %q
 agents = ["beta"]
-`, upSrv.URL+"/", hex.EncodeToString(sum[:]))
+
+[providers.fake2]
+kind = "openai"
+base_url = %q
+`, upSrv.URL+"/", hex.EncodeToString(sum[:]), model.URL)
 	write(v2)
 	hup()
 
@@ -161,7 +166,7 @@ agents = ["beta"]
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "agentd_agent_beta", Arguments: map[string]any{"message": "hello beta"}})
 	if err != nil || res.IsError {
-		t.Fatalf("call the new agent on the old session: %v %+v", err, res)
+		t.Fatalf("call the new agent on the old session: %v %+v %s", err, res, toolText(res))
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "answer to hello beta") {
 		t.Errorf("beta answered %q", text)
@@ -179,7 +184,7 @@ agents = ["beta"]
 		return strings.Contains(body, `"up"`) && strings.Contains(body, `"connected"`)
 	})
 	log := logText()
-	for _, want := range []string{"needs a restart: limits.max_body_bytes", `applied="[agents mcp_servers limits.burst principals]"`} {
+	for _, want := range []string{"needs a restart: limits.max_body_bytes", `applied="[providers agents mcp_servers limits.burst principals]"`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the reload's log lacks %q\n%s", want, log)
 		}
@@ -232,4 +237,17 @@ agents = ["beta"]
 	if err != nil || res.IsError {
 		t.Fatalf("the session after three reloads: %v %+v", err, res)
 	}
+}
+
+// toolText is the text of a tool result, for failure messages.
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	if res != nil {
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+	}
+	return b.String()
 }
