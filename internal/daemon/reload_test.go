@@ -149,6 +149,7 @@ kind = "openai"
 base_url = %q
 `, upSrv.URL+"/", hex.EncodeToString(sum[:]), model.URL)
 	write(v2)
+	hupAt := time.Now()
 	hup()
 
 	// The open session is told, and lists the new agent.
@@ -161,6 +162,7 @@ base_url = %q
 			t.Fatalf("no tools/list_changed listing agent beta after SIGHUP (tools: %v)\n%s", toolNames(t, cs), logText())
 		}
 	}
+	t.Logf("SIGHUP to tools/list_changed listing the new agent on the open session: %v", time.Since(hupAt).Round(time.Millisecond))
 	if cs.ID() != sid {
 		t.Errorf("session id changed: %q -> %q", sid, cs.ID())
 	}
