@@ -59,10 +59,11 @@ func (d *Daemon) ReloadFromFile(ctx context.Context) (ReloadReport, error) {
 }
 
 // Reload applies next to the running daemon without dropping a session
-// or stream: agents, MCP servers, principals and [limits] rate_per_sec
-// and burst go live through their components; every other changed key
-// keeps its running value and is reported as needing a restart. An error
-// (next's principals cannot be resolved) changes nothing. The config
+// or stream: the liveKeys (agents, providers, MCP servers, principals,
+// [limits] rate_per_sec and burst, the shell's sandbox profiles) go live
+// through their components; every other changed key keeps its running
+// value and is reported as needing a restart. An error (next's
+// principals cannot be resolved) changes nothing. The config
 // Config() returns is swapped whole: readers see the old one or the new
 // one, never half of each.
 func (d *Daemon) Reload(ctx context.Context, next *config.Config) (ReloadReport, error) {
