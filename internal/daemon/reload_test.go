@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,12 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
 	})
-	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	// sessions counts agentd's connections to the upstream server: a
+	// reload that leaves its entry alone must not reconnect it.
+	var sessions atomic.Int32
+	up := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, &mcp.ServerOptions{
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { sessions.Add(1) },
+	})
 	mcp.AddTool(up, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 		Text string `json:"text"`
 	}) (*mcp.CallToolResult, any, error) {
@@ -232,12 +238,30 @@ base_url = %q
 	if !slices.Contains(rep.Applied, "agents") || !slices.Contains(rep.Restart, "limits.max_body_bytes") {
 		t.Errorf("reload report %+v: want agents applied, limits.max_body_bytes needing a restart", rep)
 	}
-	if names := toolNames(t, cs); slices.Contains(names, "agentd_agent_beta") || !slices.Contains(names, "agentd_agent_gamma") {
-		t.Errorf("after the API reload the session lists %v; want gamma, not beta", names)
+	// The session's tool list follows the directory's change
+	// notification, which is delivered asynchronously.
+	waitFor(t, 5*time.Second, "the session lists gamma, not beta", func() bool {
+		names := toolNames(t, cs)
+		return !slices.Contains(names, "agentd_agent_beta") && slices.Contains(names, "agentd_agent_gamma")
+	})
+	if n := sessions.Load(); n != 1 {
+		t.Errorf("the unchanged upstream server was connected %d times, want once", n)
+	}
+	// Its entry removed, the server is disconnected and gone.
+	i := strings.Index(v2, "[[mcp_servers]]")
+	j := strings.Index(v2, "[[principals]]")
+	if code, body := func() (int, string) {
+		write(strings.Replace(v2[:i]+v2[j:], "name = \"beta\"", "name = \"gamma\"", 1))
+		return rawDo(t, http.MethodPost, base+"/api/admin/reload", "{}")
+	}(); code != http.StatusOK || !strings.Contains(body, "mcp_servers") {
+		t.Fatalf("reload without the server: %d %s", code, body)
+	}
+	if _, body := rawDo(t, http.MethodGet, base+"/api/mcp/servers", ""); strings.Contains(body, `"up"`) {
+		t.Errorf("the removed server is still listed: %s", body)
 	}
 	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "agentd_agent_alpha", Arguments: map[string]any{"message": "still here"}})
 	if err != nil || res.IsError {
-		t.Fatalf("the session after three reloads: %v %+v", err, res)
+		t.Fatalf("the session after four reloads: %v %+v", err, res)
 	}
 }
 
