@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/llm/llmtest"
@@ -31,13 +32,20 @@ import (
 // GET /api/agents, the server connects, the principal's key works, the
 // restart-only key is reported, and the session still calls tools. A
 // broken file then changes nothing and the error names file:line; POST
-// /api/admin/reload does the same reload for an admin only.
+// /api/admin/reload does the same reload for an admin only. An A2A
+// stream open across the reload ends COMPLETED.
 func TestReloadOnSIGHUP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the agentd binary")
 	}
 	bin := buildAgentd(t)
+	asked := make(chan struct{}, 1)
 	model := llmtest.NewOpenAIServer(t, func(r *llmtest.Request) llmtest.Reply {
+		if text := r.LastUserText(); strings.HasPrefix(text, "slow") {
+			asked <- struct{}{}
+			// About 2 s of streamed answer: the reloads happen under it.
+			return llmtest.Reply{Text: strings.Repeat("s", 40), Chunks: 40, Delay: 50 * time.Millisecond}
+		}
 		return llmtest.Reply{Text: "answer to " + r.LastUserText()}
 	})
 	// sessions counts agentd's connections to the upstream server: a
@@ -74,6 +82,10 @@ model = "test-model"
 
 [agents.expose]
 mcp = true
+a2a = true
+
+[a2a]
+enabled = true
 
 [limits]
 rate_per_sec = 1000
@@ -122,6 +134,39 @@ burst = 1000
 	}
 	if code := carolGet("/api/agents"); code != http.StatusUnauthorized {
 		t.Fatalf("carol before the reload: %d, want 401", code)
+	}
+
+	// An A2A stream under way across the reloads.
+	type streamEnd struct {
+		state  a2a.TaskState
+		events int
+		err    error
+		at     time.Time
+	}
+	streamDone := make(chan streamEnd, 1)
+	cl := a2aClientFor(t, base)
+	go func() {
+		var end streamEnd
+		for ev, err := range cl.SendStreamingMessage(t.Context(), userMessage("slow stream")) {
+			if err != nil {
+				end.err = err
+				break
+			}
+			end.events++
+			switch e := ev.(type) {
+			case *a2a.TaskStatusUpdateEvent:
+				end.state = e.Status.State
+			case *a2a.Task:
+				end.state = e.Status.State
+			}
+		}
+		end.at = time.Now()
+		streamDone <- end
+	}()
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the A2A stream's run never reached the model")
 	}
 
 	// The edit: agent beta on a new provider, server up, principal
@@ -196,6 +241,18 @@ base_url = %q
 		if !strings.Contains(log, want) {
 			t.Errorf("the reload's log lacks %q\n%s", want, log)
 		}
+	}
+
+	select {
+	case end := <-streamDone:
+		if end.err != nil || end.state != a2a.TaskStateCompleted {
+			t.Errorf("the A2A stream open across the reload: %d events, last state %q, err %v; want COMPLETED", end.events, end.state, end.err)
+		}
+		if !end.at.After(hupAt) {
+			t.Errorf("the A2A stream ended before the SIGHUP: the test did not reload under it")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the A2A stream open across the reload did not end")
 	}
 
 	// A broken file: refused with file:line, the daemon and the session
