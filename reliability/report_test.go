@@ -321,4 +321,4 @@ const clusterIntro = "A replica on a PostgreSQL server of the test's own (initdb
 	"server, a principal and a new burst to the file, and sends SIGHUP: the same session (same id) got tools/list_changed " +
 	"listing the new agent 15 ms after the signal and called it; the server connected, the principal's key was admitted, " +
 	"`limits.max_body_bytes` was logged \"needs a restart\"; a broken file then changed nothing and its error named file:line " +
-	"(SIGHUP: logged; POST /api/admin/reload: 422)."
+	"(SIGHUP: logged; POST /api/admin/reload: 422); an A2A stream open across the reloads ended COMPLETED."
