@@ -41,6 +41,7 @@ var packageTests = []packageTest{
 	{areaAuth, "bearer auth middleware (unit)", "internal/httpapi/middleware_test.go", "TestAuth"},
 	{areaCluster, "PostgreSQL stopped 10 s under a run in flight: COMPLETED within the bound, FAILED after it, no turn left claimed, no connection details", "internal/daemon/outage_test.go", "TestStoreOutage"},
 	{areaCluster, "SIGHUP survived; SIGTERM drains, then fails the runs left as replica shutting down", "internal/daemon/drain_test.go", "TestDrainOnSIGTERM"},
+	{areaCluster, "SIGHUP reloads: an agent, provider, MCP server and principal added without dropping an open MCP session; a broken file changes nothing", "internal/daemon/reload_test.go", "TestReloadOnSIGHUP"},
 	{areaCluster, "driver errors of an absent database: store unavailable, safe to retry only if unsent, no connection details", "internal/store/postgres/errors_test.go", "TestUnavailableErrors"},
 	{areaCluster, "retry bound shared by an outage's writes; unknown outcomes retried only when idempotent", "internal/store/storeretry/storeretry_test.go", "TestBoundIsShared"},
 }

@@ -311,8 +311,14 @@ const clusterIntro = "A replica on a PostgreSQL server of the test's own (initdb
 	"`session_turns` row); in both, the next turn of the conversation completed, /readyz failed within one probe of " +
 	"the stop and passed 10-30 ms after the restart, and no answer (REST 503 `store_unavailable`, A2A JSON-RPC " +
 	"errors, the failed task's message) named the database's user, name, host or port. " +
-	"`TestDrainOnSIGTERM` runs the binary: SIGHUP leaves it serving (logged: reload not supported yet); on SIGTERM " +
+	"`TestDrainOnSIGTERM` runs the binary: SIGHUP reloads the unchanged file and leaves it serving (before: ignored, " +
+	"\"reload not supported yet\"; before that, exit 129); on SIGTERM " +
 	"with two runs under way it answered /readyz 503 draining and refused new work (REST 503 `shutting_down`, A2A " +
 	"\"replica shutting down, retry\"), completed the run that ended within `drain_timeout_secs = 2`, failed the " +
 	"other FAILED \"replica shutting down\" (CANCELED before), and exited 0 2.0 s after the signal; the failed " +
-	"task's conversation took its next turn after a restart."
+	"task's conversation took its next turn after a restart. " +
+	"`TestReloadOnSIGHUP` runs the binary with a go-sdk MCP session open, adds an agent on a new provider, an upstream MCP " +
+	"server, a principal and a new burst to the file, and sends SIGHUP: the same session (same id) got tools/list_changed " +
+	"listing the new agent 15 ms after the signal and called it; the server connected, the principal's key was admitted, " +
+	"`limits.max_body_bytes` was logged \"needs a restart\"; a broken file then changed nothing and its error named file:line " +
+	"(SIGHUP: logged; POST /api/admin/reload: 422); an A2A stream open across the reloads ended COMPLETED."

@@ -29,13 +29,14 @@ type Entry struct {
 	Source string `json:"source"`
 }
 
-// Agents is the directory of agents: those of the config file, fixed for
-// the daemon's life, and those created through the API, persisted.
+// Agents is the directory of agents: those of the config file, read-only
+// (a config reload replaces them whole: SetFixed), and those created
+// through the API, persisted.
 type Agents struct {
-	fixed []manifest.Manifest
-	st    store.AgentStore
+	st store.AgentStore
 
 	mu       sync.Mutex
+	fixed    []manifest.Manifest
 	watchers map[int]func()
 	next     int
 }
@@ -48,8 +49,9 @@ func NewAgents(fromConfig []manifest.Manifest, st store.AgentStore) *Agents {
 // List returns every agent: config agents first in file order, then API
 // agents by name.
 func (a *Agents) List(ctx context.Context) ([]Entry, error) {
-	out := make([]Entry, 0, len(a.fixed))
-	for _, m := range a.fixed {
+	fixed := a.config()
+	out := make([]Entry, 0, len(fixed))
+	for _, m := range fixed {
 		out = append(out, Entry{Manifest: m, Source: "config"})
 	}
 	recs, err := a.st.ListAgents(ctx)
@@ -58,7 +60,7 @@ func (a *Agents) List(ctx context.Context) ([]Entry, error) {
 	}
 	slices.SortFunc(recs, func(x, y store.Agent) int { return strings.Compare(x.Name, y.Name) })
 	for _, r := range recs {
-		if a.isFixed(r.Name) {
+		if slices.ContainsFunc(fixed, func(m manifest.Manifest) bool { return m.Name == r.Name }) {
 			continue
 		}
 		var m manifest.Manifest
@@ -72,7 +74,7 @@ func (a *Agents) List(ctx context.Context) ([]Entry, error) {
 
 // Get returns the agent called name.
 func (a *Agents) Get(ctx context.Context, name string) (Entry, error) {
-	for _, m := range a.fixed {
+	for _, m := range a.config() {
 		if m.Name == name {
 			return Entry{Manifest: m, Source: "config"}, nil
 		}
@@ -160,8 +162,26 @@ func (a *Agents) changed() {
 	}
 }
 
+// SetFixed replaces the config file's agents (a reload) and tells the
+// watchers, as after any change: runs already started keep the manifest
+// they began with; the next run of an agent uses its new one.
+func (a *Agents) SetFixed(ms []manifest.Manifest) {
+	a.mu.Lock()
+	a.fixed = slices.Clone(ms)
+	a.mu.Unlock()
+	a.changed()
+}
+
+// config returns the config file's agents; the slice is never changed
+// in place (SetFixed replaces it), so callers may range over it unlocked.
+func (a *Agents) config() []manifest.Manifest {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.fixed
+}
+
 func (a *Agents) isFixed(name string) bool {
-	for _, m := range a.fixed {
+	for _, m := range a.config() {
 		if m.Name == name {
 			return true
 		}

@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/daemon"
 )
 
@@ -41,13 +44,24 @@ commands of the same config find it after ` + "`start --listen`" + `.`,
 				cfg.Listen = listen
 			}
 			log := e.logger(cfg)
-			stopHUP := ignoreHUP(log)
-			defer stopHUP()
-			d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true})
+			// SIGHUP's default action kills the process: it is caught
+			// from the start, and reloads the config once the daemon
+			// is built.
+			hup := onHUP(ctx, log)
+			defer hup.stop()
+			d, err := daemon.New(ctx, cfg, daemon.Options{Logger: log, ConnectMCP: true, Adjust: func(c *config.Config) {
+				if listen != "" {
+					c.Listen = listen
+				}
+			}})
 			if err != nil {
 				return err
 			}
 			defer d.Close()
+			hup.reload.Store(&d)
+			// Deferred after Close, so it runs first: no reload runs
+			// on a closing daemon.
+			defer hup.stop()
 			log = log.With("service.instance.id", d.Telemetry.InstanceID()) // as the daemon's own records
 			ln, err := d.Listen(listen)
 			if err != nil {
@@ -69,14 +83,18 @@ commands of the same config find it after ` + "`start --listen`" + `.`,
 	return cmd
 }
 
-// ignoreHUP keeps SIGHUP from killing the daemon (its default action:
-// exit 129, without draining), which an operator sending it to reload
-// would not expect. Reloading is not implemented: the signal is logged,
-// and a restart (a rolling one, among replicas) applies a new config.
-// The returned func stops listening and waits for the goroutine.
-func ignoreHUP(log *slog.Logger) func() {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+// hupHandler reloads the daemon's config on SIGHUP (the same reload as
+// POST /api/admin/reload); before the daemon is built, SIGHUP is only
+// logged.
+type hupHandler struct {
+	reload atomic.Pointer[*daemon.Daemon]
+	stop   func()
+}
+
+func onHUP(ctx context.Context, log *slog.Logger) *hupHandler {
+	h := &hupHandler{}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -84,14 +102,23 @@ func ignoreHUP(log *slog.Logger) func() {
 			select {
 			case <-done:
 				return
-			case <-hup:
-				log.Warn("SIGHUP: reload not supported yet: restart the daemon to apply a new config (it keeps running with the old one)")
+			case <-sig:
+				d := h.reload.Load()
+				if d == nil {
+					log.Warn("SIGHUP during start-up: ignored; send it again once the daemon listens")
+					continue
+				}
+				(*d).ReloadSignal(context.WithoutCancel(ctx))
 			}
 		}
 	})
-	return func() {
-		signal.Stop(hup)
-		close(done)
-		wg.Wait()
+	var once sync.Once
+	h.stop = func() {
+		once.Do(func() {
+			signal.Stop(sig)
+			close(done)
+			wg.Wait()
+		})
 	}
+	return h
 }

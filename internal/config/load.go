@@ -310,3 +310,10 @@ func mayHoldSecret(s string) bool {
 	}
 	return false
 }
+
+// Reread loads the file c was loaded from again, with the same home and
+// environment: the config of a reload (SIGHUP). A file that no longer
+// loads returns the error naming file:line, as at start.
+func (c *Config) Reread() (*Config, error) {
+	return Load(LoadOptions{Path: c.File, Home: c.Home, LookupEnv: c.lookupEnv})
+}

@@ -49,7 +49,7 @@ func (e *a2aEdge) bridgeToMCP(srv *mcpserver.Server) {
 // tool source (discovered in the background), and adds the A2A routes
 // and /api/a2a/* to the mux. The caller must Close the returned edge.
 func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
-	cfg := d.cfg.A2A
+	cfg := d.Config().A2A
 	if !cfg.Enabled {
 		return nil, nil
 	}
@@ -90,7 +90,7 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	edge.pusher = a2aedge.NewPusher(a2aedge.PusherOptions{Policy: push, MaxTasks: cfg.MaxTasks, Store: d.Store, Logger: log})
 	edge.client = a2aedge.NewClient(a2aedge.ClientOptions{
 		External:     external,
-		LookupSecret: d.cfg.LookupSecret,
+		LookupSecret: d.Config().LookupSecret,
 		Guard: func(allowPrivate bool) *netguard.Policy {
 			return &netguard.Policy{AllowPrivate: allowPrivate, Proxy: d.proxy}
 		},
@@ -105,8 +105,8 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 		Tasks:        tasks,
 		Sessions:     d.Store,
 		ListenPath:   cfg.ListenPath,
-		PublicURL:    d.cfg.PublicURL,
-		DefaultAgent: d.cfg.DefaultAgent,
+		PublicURL:    d.Config().PublicURL,
+		DefaultAgent: d.Config().DefaultAgent,
 		BearerAuth:   d.keys.Len() > 0 || d.tokens != nil,
 		OAuth:        d.a2aOAuth(),
 		Version:      buildinfo.Version(),

@@ -52,11 +52,17 @@ type Options struct {
 	// Telemetry, if set, replaces the providers built from the config's
 	// [metrics] and [telemetry] (tests); the daemon shuts it down on Close.
 	Telemetry *telemetry.Telemetry
+	// Adjust, if set, is applied to every config a reload reads, as the
+	// caller adjusted the first one (start --listen).
+	Adjust func(*config.Config)
 }
 
 // Daemon is a running agentd: every component, built and wired.
 type Daemon struct {
-	cfg     *config.Config
+	// cfg is the running config: Reload swaps it whole, so a reader sees
+	// the old config or the new one, never half of each. Read it through
+	// Config(), once per use, not field by field across a wait.
+	cfg     atomic.Pointer[config.Config]
 	log     *slog.Logger
 	started time.Time
 
@@ -116,6 +122,13 @@ type Daemon struct {
 	// once.
 	sharedKeys [][]byte
 	keysRead   bool
+
+	// reloadMu lets one config reload run at a time; adjust is
+	// Options.Adjust; rateLimits changes the admission layer's
+	// [limits] rate_per_sec and burst on reload.
+	reloadMu   sync.Mutex
+	adjust     func(*config.Config)
+	rateLimits *httpapi.RateLimits
 }
 
 // New builds a daemon from cfg. ctx bounds start-up work only.
@@ -124,7 +137,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), mux: newRouteMux(), connectMCP: opts.ConnectMCP, mcpApplied: map[string]json.RawMessage{}}
+	d := &Daemon{log: log, adjust: opts.Adjust, rateLimits: httpapi.NewRateLimits(), started: time.Now(), mux: newRouteMux(), connectMCP: opts.ConnectMCP, mcpApplied: map[string]json.RawMessage{}}
+	d.cfg.Store(cfg)
 	d.publicList = d.publicRoutes()
 	d.authFailures = httpapi.NewAuthLimiter(httpapi.DefaultAuthFailuresPerSec, httpapi.DefaultAuthFailureBurst, nil)
 	keys, err := cfg.PrincipalKeys()
@@ -208,14 +222,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	}
 	d.Kernel = agent.New(agent.Options{
 		Agents:    agent.NewAgents(cfg.Agents, db),
-		Providers: newProviders(cfg, log, telemetry.Transport),
+		Providers: newProviders(d.Config, log, telemetry.Transport),
 		Runner:    runner,
 		Sessions:  db,
 		// A run's writes wait out a store outage (up to the bound)
 		// rather than end the run at the first refused write.
 		RunWrites: storeretry.Sessions(db, d.retry),
 		Logger:    log.With("component", "agent"),
-		Workspace: func(m manifest.Manifest) string { return cfg.WorkspaceDir(m.Name, m) },
+		Workspace: func(m manifest.Manifest) string { return d.Config().WorkspaceDir(m.Name, m) },
 		Untrusted: untrusted,
 		MaxDepth:  cfg.Tools.AgentSendMax,
 		Meter:     meter,
@@ -241,7 +255,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Timeout:        time.Duration(cfg.Tools.Shell.TimeoutSecs) * time.Second,
 		MaxOutputBytes: cfg.Tools.Shell.MaxOutputBytes,
 		Sandbox:        box,
-		Policy:         cfg.ShellSandbox,
+		// Through Config(): a reload's [sandbox.shell] and
+		// [sandbox.agents] apply from the next command.
+		Policy: func(name, ws string) sandbox.Policy { return d.Config().ShellSandbox(name, ws) },
 	}))
 	d.Tools.Add(builtin.WebFetch(builtin.WebFetchOptions{
 		Policy: &netguard.Policy{AllowPrivate: cfg.Tools.WebFetch.AllowPrivate, AllowHosts: cfg.Tools.WebFetch.AllowHosts, Proxy: d.proxy,
@@ -269,7 +285,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		Meter:         meter,
 		Tracer:        tracer,
 		Sandbox:       box,
-		SandboxPolicy: cfg.MCPSandbox,
+		SandboxPolicy: func(s config.MCPServer, path string) sandbox.Policy { return d.Config().MCPSandbox(s, path) },
 	})
 	d.Tools.AddSource(d.MCP)
 	d.Tools.Add(d.MCP.ResourceTools()...)
@@ -304,6 +320,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	})
 	api.Register(d.mux)
 	d.mountProbes()
+	d.mux.HandleFunc("POST /api/admin/reload", d.serveReload)
 	webui.New().Register(d.mux)
 	mcpSrv, err := d.mountMCP(ctx)
 	if err != nil {
@@ -327,7 +344,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 // name every agent, tool and server, which a principal may not all see.
 func (d *Daemon) metricsAccess(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := principal.FromContext(r.Context()); !d.cfg.Metrics.Public && (p == nil || !p.Admin) {
+		if p := principal.FromContext(r.Context()); !d.Config().Metrics.Public && (p == nil || !p.Admin) {
 			httpapi.WriteError(w, http.StatusForbidden, "forbidden", "the metrics are for admins: use an admin key, or set [metrics] public = true")
 			return
 		}
@@ -337,7 +354,7 @@ func (d *Daemon) metricsAccess(h http.Handler) http.Handler {
 
 // mcpServers merges the config's servers with those registered at runtime.
 func (d *Daemon) mcpServers(ctx context.Context) ([]config.MCPServer, error) {
-	servers := slices.Clone(d.cfg.MCPServers)
+	servers := slices.Clone(d.Config().MCPServers)
 	stored, err := d.Store.ListMCPServers(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load mcp servers: %w", err)
@@ -354,7 +371,7 @@ func (d *Daemon) mcpServers(ctx context.Context) ([]config.MCPServer, error) {
 }
 
 // Config returns the daemon's configuration.
-func (d *Daemon) Config() *config.Config { return d.cfg }
+func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 
 // Handler returns the daemon's HTTP handler with its middleware.
 func (d *Daemon) Handler() http.Handler {
@@ -367,16 +384,17 @@ func (d *Daemon) Handler() http.Handler {
 		Public:         d.public,
 		Hosts:          d.hostPolicy(),
 		TrustedOrigins: d.trustedOrigin,
-		Clients:        httpapi.ClientAddrs{Trusted: d.cfg.TrustedProxies()},
+		Clients:        httpapi.ClientAddrs{Trusted: d.Config().TrustedProxies()},
 		AuthFailures:   d.authFailures,
-		RatePerSec:     d.cfg.Limits.RatePerSec,
-		Burst:          d.cfg.Limits.Burst,
-		LimitLoopback:  d.cfg.Limits.LimitLoopback,
+		RatePerSec:     d.Config().Limits.RatePerSec,
+		Burst:          d.Config().Limits.Burst,
+		Limits:         d.rateLimits,
+		LimitLoopback:  d.Config().Limits.LimitLoopback,
 		Unlimited: func(p string) bool {
 			return slices.Contains(httpapi.UnlimitedPaths, p) || p == "/livez" || p == "/readyz"
 		},
 		JSONRPC:      d.jsonRPC,
-		MaxBodyBytes: d.cfg.Limits.MaxBodyBytes,
+		MaxBodyBytes: d.Config().Limits.MaxBodyBytes,
 		Meter:        d.Telemetry.MeterProvider(),
 		UI:           d.ui,
 		Logger:       d.log,
@@ -409,7 +427,7 @@ func (d *Daemon) jsonRPC(r *http.Request) bool {
 	if p == "/mcp" || strings.HasPrefix(p, "/mcp/") {
 		return true
 	}
-	lp := strings.TrimRight(d.cfg.A2A.ListenPath, "/")
+	lp := strings.TrimRight(d.Config().A2A.ListenPath, "/")
 	if p == lp || p == lp+"/tasks/send" {
 		return true
 	}
@@ -434,14 +452,16 @@ func callbackURL(cfg *config.Config) string {
 }
 
 // publicCards reports whether Agent Cards are served without auth.
-func (d *Daemon) publicCards() bool { return d.cfg.A2A.PublicCard == nil || *d.cfg.A2A.PublicCard }
+func (d *Daemon) publicCards() bool {
+	return d.Config().A2A.PublicCard == nil || *d.Config().A2A.PublicCard
+}
 
 // publicCard reports whether p is an Agent Card path served without auth.
 func (d *Daemon) publicCard(p string) bool {
 	if !d.publicCards() {
 		return false
 	}
-	prefix := strings.TrimRight(d.cfg.A2A.ListenPath, "/") + "/agents/"
+	prefix := strings.TrimRight(d.Config().A2A.ListenPath, "/") + "/agents/"
 	return p == "/.well-known/agent-card.json" || p == "/.well-known/agent.json" ||
 		(strings.HasPrefix(p, prefix) && (strings.HasSuffix(p, "/.well-known/agent-card.json") || strings.HasSuffix(p, "/.well-known/agent.json")))
 }
@@ -453,14 +473,14 @@ var ErrInsecureListen = errors.New("refusing to listen on a non-loopback address
 // Listen opens the daemon's listener after the loopback check.
 func (d *Daemon) Listen(addr string) (net.Listener, error) {
 	if addr == "" {
-		addr = d.cfg.Listen
+		addr = d.Config().Listen
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: %w", addr, err)
 	}
 	if !isLoopback(host) && d.keys.Len() == 0 && d.tokens == nil {
-		return nil, fmt.Errorf("%w (%s): set api_key_env (or [[principals]]) in %s", ErrInsecureListen, addr, d.cfg.File)
+		return nil, fmt.Errorf("%w (%s): set api_key_env (or [[principals]]) in %s", ErrInsecureListen, addr, d.Config().File)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -503,17 +523,17 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           d.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Duration(d.cfg.Limits.ReadTimeoutSec) * time.Second,
+		ReadTimeout:       time.Duration(d.Config().Limits.ReadTimeoutSec) * time.Second,
 		// Streams (SSE, A2A, MCP) clear their own write deadline.
 		WriteTimeout: 5 * time.Minute,
-		IdleTimeout:  time.Duration(d.cfg.Limits.IdleTimeoutSec) * time.Second,
+		IdleTimeout:  time.Duration(d.Config().Limits.IdleTimeoutSec) * time.Second,
 		BaseContext:  func(net.Listener) context.Context { return baseCtx },
 		ErrorLog:     slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	d.log.Info("agentd listening", "addr", ln.Addr().String(), "version", buildinfo.Version(), "home", d.cfg.Home)
-	d.log.Info("dashboard", "url", DashboardURL(d.cfg.PublicURL, ln.Addr()))
+	d.log.Info("agentd listening", "addr", ln.Addr().String(), "version", buildinfo.Version(), "home", d.Config().Home)
+	d.log.Info("dashboard", "url", DashboardURL(d.Config().PublicURL, ln.Addr()))
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
@@ -566,7 +586,7 @@ func (d *Daemon) drain() {
 		}
 		return n
 	}
-	timeout := d.cfg.Cluster.DrainTimeout()
+	timeout := d.Config().Cluster.DrainTimeout()
 	start := time.Now()
 	if n := running(); n > 0 {
 		d.log.Info("draining: new runs are refused; waiting for the runs under way (a second signal stops at once)", "runs", n, "drain_timeout", timeout)
@@ -819,7 +839,7 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 			return fmt.Errorf("transport.url: %w", err)
 		}
 	}
-	for _, s := range a.d.cfg.MCPServers {
+	for _, s := range a.d.Config().MCPServers {
 		if s.Name == c.Name {
 			return fmt.Errorf("%w: mcp server %q is defined in the config file", store.ErrExists, c.Name)
 		}
@@ -847,7 +867,7 @@ func (a mcpAdmin) Add(ctx context.Context, raw json.RawMessage) error {
 }
 
 func (a mcpAdmin) Remove(ctx context.Context, name string) error {
-	for _, s := range a.d.cfg.MCPServers {
+	for _, s := range a.d.Config().MCPServers {
 		if s.Name == name {
 			return fmt.Errorf("%w: mcp server %q is defined in the config file", agent.ErrReadOnly, name)
 		}
@@ -865,7 +885,7 @@ func (a mcpAdmin) Remove(ctx context.Context, name string) error {
 // API and persists the choice, so a restart keeps it. Servers of the
 // config file are the file's business.
 func (a mcpAdmin) SetEnabled(ctx context.Context, name string, enabled bool) error {
-	for _, s := range a.d.cfg.MCPServers {
+	for _, s := range a.d.Config().MCPServers {
 		if s.Name == name {
 			return fmt.Errorf("%w: mcp server %q: set enabled in the config file instead", agent.ErrReadOnly, name)
 		}

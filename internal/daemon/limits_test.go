@@ -14,7 +14,8 @@ import (
 // TestJSONRPCRoutes: the requests whose rate-limit refusal is a JSON-RPC
 // error are exactly the JSON-RPC endpoints of the MCP and A2A edges.
 func TestJSONRPCRoutes(t *testing.T) {
-	d := &Daemon{cfg: &config.Config{A2A: config.A2A{ListenPath: "/a2a"}}}
+	d := &Daemon{}
+	d.cfg.Store(&config.Config{A2A: config.A2A{ListenPath: "/a2a"}})
 	for _, tt := range []struct {
 		method, path string
 		want         bool

@@ -30,7 +30,7 @@ func (d *Daemon) mountMCP(ctx context.Context) (*mcpserver.Server, error) {
 func (d *Daemon) newMCPServer(ctx context.Context) (*mcpserver.Server, error) {
 	// Tools called directly by MCP clients (expose_tools) work in a
 	// workspace of their own, like an agent's.
-	ws := d.cfg.WorkspaceDir(mcpserver.ClientAgent, manifest.Manifest{})
+	ws := d.Config().WorkspaceDir(mcpserver.ClientAgent, manifest.Manifest{})
 	if err := ensureDir(ws); err != nil {
 		return nil, fmt.Errorf("create the mcp clients' workspace: %w", err)
 	}
@@ -38,12 +38,12 @@ func (d *Daemon) newMCPServer(ctx context.Context) (*mcpserver.Server, error) {
 		Kernel:          d.Kernel,
 		Tools:           d.Tools,
 		Sessions:        d.Store,
-		Config:          d.cfg.MCP,
-		MaxMessageBytes: d.cfg.Limits.MaxBodyBytes,
+		Config:          d.Config().MCP,
+		MaxMessageBytes: d.Config().Limits.MaxBodyBytes,
 		Workspace:       ws,
 		Name:            "agentd",
 		Version:         buildinfo.Version(),
-		ConfigOrigin:    d.cfg.Origin(),
+		ConfigOrigin:    d.Config().Origin(),
 		Logger:          d.log.With("component", "mcp-server"),
 		Meter:           d.Telemetry.MeterProvider(),
 		Tracer:          d.Telemetry.TracerProvider(),
@@ -104,7 +104,7 @@ func (d *Daemon) clusterKeys(ctx context.Context) ([][]byte, error) {
 	if d.keysRead {
 		return d.sharedKeys, nil
 	}
-	secrets, err := d.cfg.SessionKeys()
+	secrets, err := d.Config().SessionKeys()
 	if err != nil {
 		return nil, err
 	}

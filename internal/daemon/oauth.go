@@ -13,19 +13,20 @@ import (
 	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/oauthrs"
+	"github.com/agentd/agentd/internal/principal"
 )
 
 // mountOAuth builds the access-token verifier of [auth.oauth] and serves
 // the Protected Resource Metadata that points clients to its issuer.
 func (d *Daemon) mountOAuth() error {
-	o := d.cfg.Auth.OAuth
+	o := d.Config().Auth.OAuth
 	if o == nil {
 		return nil
 	}
 	v, err := oauthrs.New(oauthrs.Options{
-		Issuer: o.Issuer, Audience: d.cfg.OAuthAudience(), JWKSURL: o.JWKSURL,
+		Issuer: o.Issuer, Audience: d.Config().OAuthAudience(), JWKSURL: o.JWKSURL,
 		PrincipalClaim: o.PrincipalClaim, Leeway: time.Duration(o.LeewaySecs) * time.Second,
-		Principals: d.cfg.TokenPrincipal, ScopeRights: o.ScopeRights,
+		Principals: func(claim string) (*principal.Principal, bool) { return d.Config().TokenPrincipal(claim) }, ScopeRights: o.ScopeRights,
 		HTTPClient: (&netguard.Policy{AllowPrivate: o.AllowPrivate, Proxy: d.proxy, Hint: "set allow_private = true in [auth.oauth] to allow it"}).Client(15 * time.Second),
 		Logger:     d.log.With("component", "oauth"),
 	})
@@ -34,7 +35,7 @@ func (d *Daemon) mountOAuth() error {
 	}
 	d.tokens = v
 	serve := func(w http.ResponseWriter, r *http.Request) {
-		md := v.MetadataFor(d.cfg.OAuthAudience(), "")
+		md := v.MetadataFor(d.Config().OAuthAudience(), "")
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "max-age=300")
 		_ = json.NewEncoder(w).Encode(md)
@@ -60,8 +61,8 @@ func (d *Daemon) tokenVerifier() httpapi.TokenVerifier {
 // this daemon (a loopback name, the listen host, [server]
 // allowed_hosts), so a request cannot make it point elsewhere.
 func (d *Daemon) baseURL(r *http.Request) string {
-	if d.cfg.PublicURL != "" {
-		return strings.TrimRight(d.cfg.PublicURL, "/")
+	if d.Config().PublicURL != "" {
+		return strings.TrimRight(d.Config().PublicURL, "/")
 	}
 	scheme := "http"
 	if r.TLS != nil {

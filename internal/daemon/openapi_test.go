@@ -225,6 +225,7 @@ func TestOpenAPIDescribesAnswers(t *testing.T) {
 		want               int
 	}{
 		{"GET", "/api/health", "", "", 200},
+		{"POST", "/api/admin/reload", `{}`, "", 200},
 		{"GET", "/api/agents", "", "", 200},
 		{"POST", "/api/agents", `{"name":"b","provider":"fake","model":"m"}`, "", 201},
 		{"GET", "/api/agents/b", "", "/api/agents/{name}", 200},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sync"
 	"time"
 
@@ -19,25 +20,32 @@ import (
 
 // providers builds LLM providers from the config on first use, so a
 // provider whose key is missing only fails the agents that use it, with an
-// error naming the variable to set.
+// error naming the variable to set. The config is the running one (cfg):
+// after a reload a new provider is built on first use, and a changed one
+// is built again; runs already holding the old one finish with it.
 type providers struct {
-	cfg *config.Config
+	cfg func() *config.Config
 	log *slog.Logger
 	// wrap wraps each provider's HTTP transport (trace propagation).
 	wrap func(http.RoundTripper) http.RoundTripper
 
 	mu    sync.Mutex
-	built map[string]llm.Provider
+	built map[string]builtProvider
 }
 
-func newProviders(cfg *config.Config, log *slog.Logger, wrap func(http.RoundTripper) http.RoundTripper) *providers {
-	return &providers{cfg: cfg, log: log, wrap: wrap, built: map[string]llm.Provider{}}
+type builtProvider struct {
+	pr   llm.Provider
+	from config.Provider
+}
+
+func newProviders(cfg func() *config.Config, log *slog.Logger, wrap func(http.RoundTripper) http.RoundTripper) *providers {
+	return &providers{cfg: cfg, log: log, wrap: wrap, built: map[string]builtProvider{}}
 }
 
 // GenAIProvider implements agent.GenAIProviders: the semantic-convention
 // name of the vendor behind provider name.
 func (p *providers) GenAIProvider(name string) string {
-	switch p.cfg.Providers[name].Kind {
+	switch p.cfg().Providers[name].Kind {
 	case config.KindOpenAI:
 		return "openai"
 	case config.KindAnthropic:
@@ -50,20 +58,21 @@ func (p *providers) GenAIProvider(name string) string {
 
 // Provider implements agent.Providers.
 func (p *providers) Provider(name string) (llm.Provider, error) {
+	cfg := p.cfg()
+	pc, ok := cfg.Providers[name]
+	if !ok {
+		return nil, fmt.Errorf("provider %q is not configured (add [providers.%s] to %s)", name, name, cfg.File)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if pr, ok := p.built[name]; ok {
-		return pr, nil
+	if b, ok := p.built[name]; ok && reflect.DeepEqual(b.from, pc) {
+		return b.pr, nil
 	}
-	pc, ok := p.cfg.Providers[name]
-	if !ok {
-		return nil, fmt.Errorf("provider %q is not configured (add [providers.%s] to %s)", name, name, p.cfg.File)
-	}
-	pr, err := buildProvider(name, pc, p.cfg, p.log, p.wrap)
+	pr, err := buildProvider(name, pc, cfg, p.log, p.wrap)
 	if err != nil {
 		return nil, err
 	}
-	p.built[name] = pr
+	p.built[name] = builtProvider{pr, pc}
 	return pr, nil
 }
 

@@ -165,7 +165,7 @@ func (d *Daemon) syncMCPServers(ctx context.Context, all bool, names map[string]
 
 // configServer reports whether name is an MCP server of the config file.
 func (d *Daemon) configServer(name string) bool {
-	for _, s := range d.cfg.MCPServers {
+	for _, s := range d.Config().MCPServers {
 		if s.Name == name {
 			return true
 		}

@@ -78,7 +78,7 @@ type publicRoute struct {
 // is listed here, and TestRouteTableAdmission walks the route table to
 // hold every route to one of the two.
 func (d *Daemon) publicRoutes() []publicRoute {
-	lp := strings.TrimRight(d.cfg.A2A.ListenPath, "/")
+	lp := strings.TrimRight(d.Config().A2A.ListenPath, "/")
 	return []publicRoute{
 		{"GET /api/health", nil, "load balancers' and probes' check"},
 		{"GET " + httpapi.OpenAPIPath, nil, "the API's description: no data, the same for every daemon of a version, read by clients and generators before they hold a key"},
@@ -118,21 +118,21 @@ func (d *Daemon) agentCardPath(r *http.Request) bool {
 
 func (d *Daemon) oauthPublic(*http.Request) bool { return d.tokens != nil }
 
-func (d *Daemon) metricsPublic(*http.Request) bool { return d.cfg.Metrics.Public }
+func (d *Daemon) metricsPublic(*http.Request) bool { return d.Config().Metrics.Public }
 
 // hostPolicy is what the Host header may name: the listen address, the
 // public URL's host and [server] allowed_hosts (localhost and loopback
 // literals always).
 func (d *Daemon) hostPolicy() httpapi.HostPolicy {
-	p := httpapi.HostPolicy{Names: slices.Clone(d.cfg.Server.AllowedHosts)}
-	if host, _, err := net.SplitHostPort(d.cfg.Listen); err == nil {
+	p := httpapi.HostPolicy{Names: slices.Clone(d.Config().Server.AllowedHosts)}
+	if host, _, err := net.SplitHostPort(d.Config().Listen); err == nil {
 		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 			p.AnyIP = true
 		} else {
 			p.Names = append(p.Names, host)
 		}
 	}
-	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Hostname() != "" {
+	if u, err := url.Parse(d.Config().PublicURL); err == nil && u.Hostname() != "" {
 		p.Names = append(p.Names, u.Hostname())
 	}
 	return p
@@ -145,15 +145,15 @@ func (d *Daemon) trustedOrigin(r *http.Request, origin string) bool {
 	if origin == "" {
 		return false
 	}
-	if slices.ContainsFunc(d.cfg.Server.AllowedOrigins, func(o string) bool { return sameOrigin(o, origin) }) {
+	if slices.ContainsFunc(d.Config().Server.AllowedOrigins, func(o string) bool { return sameOrigin(o, origin) }) {
 		return true
 	}
-	mp := d.cfg.MCP.Path
+	mp := d.Config().MCP.Path
 	if mp == "" {
 		mp = "/mcp"
 	}
 	if r.URL.Path == mp || strings.HasPrefix(r.URL.Path, mp+"/") {
-		return slices.ContainsFunc(d.cfg.MCP.AllowedOrigins, func(o string) bool { return sameOrigin(o, origin) })
+		return slices.ContainsFunc(d.Config().MCP.AllowedOrigins, func(o string) bool { return sameOrigin(o, origin) })
 	}
 	return false
 }

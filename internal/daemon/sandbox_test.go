@@ -74,7 +74,7 @@ tools = ["shell_exec"]
 [agents.expose]
 mcp = true
 `, nil, nil, script)
-	*home = h.d.cfg.Home
+	*home = h.d.Config().Home
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -60,6 +60,10 @@ type ProtectOptions struct {
 	// RatePerSec and Burst bound each client (see clientKey).
 	RatePerSec float64
 	Burst      int
+	// Limits, if set, is where the per-client limits are changed while
+	// serving (a config reload); RatePerSec and Burst are then its
+	// initial values.
+	Limits *RateLimits
 	// LimitLoopback throttles loopback clients when no APIKey is set.
 	// Off by default: on a developer's machine the editor, the relay, A2A
 	// peers and the CLI all come from 127.0.0.1, and one shared bucket made
@@ -130,6 +134,9 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 	// connections has the configured budget and the address together
 	// addressShare times it (see connKey).
 	addrLimiter := newGCRA(opts.RatePerSec*addressShare, opts.Burst*addressShare, opts.Now)
+	if opts.Limits != nil {
+		opts.Limits.attach(limiter, addrLimiter)
+	}
 	var limited, refusedC metric.Int64Counter
 	if opts.Meter != nil {
 		m := opts.Meter.Meter(telemetry.Scope)
@@ -147,10 +154,7 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 	}
 	keys := opts.Principals
 	if opts.APIKey != "" {
-		keys = &principal.Keys{}
-		if opts.Principals != nil {
-			*keys = *opts.Principals
-		}
+		keys = opts.Principals.Clone()
 		keys.Add(sha256.Sum256([]byte(opts.APIKey)), &principal.Principal{Name: "admin", Admin: true, Agents: []string{"*"}, Tools: []string{"*"}})
 	}
 	authRequired := keys.Len() > 0 || opts.Tokens != nil
@@ -338,12 +342,12 @@ func connKey(r *http.Request, client string, who *principal.Principal) string {
 // allowBoth admits a request only if both buckets have room, and
 // charges both only then: a refusal by one costs the other nothing.
 func allowBoth(g1 *gcra, k1 string, g2 *gcra, k2 string) (bool, time.Duration) {
-	if g1.interval == 0 {
-		return true, 0
-	}
 	now := g1.now()
 	g1.mu.Lock()
 	defer g1.mu.Unlock()
+	if g1.interval == 0 {
+		return true, 0
+	}
 	g2.mu.Lock()
 	defer g2.mu.Unlock()
 	g1.sweep(now)
@@ -471,13 +475,13 @@ func requestID(r *http.Request) json.RawMessage {
 // theoretical arrival time), so the limiter is O(1) in time and memory per
 // client and needs no background refill.
 type gcra struct {
-	interval time.Duration // emission interval: 1/rate
-	tau      time.Duration // burst tolerance
-	now      func() time.Time
+	now func() time.Time
 
-	mu    sync.Mutex
-	tat   map[string]time.Time
-	swept time.Time
+	mu       sync.Mutex
+	interval time.Duration // emission interval: 1/rate; 0 = unlimited
+	tau      time.Duration // burst tolerance
+	tat      map[string]time.Time
+	swept    time.Time
 }
 
 func newGCRA(rate float64, burst int, now func() time.Time) *gcra {
@@ -485,20 +489,29 @@ func newGCRA(rate float64, burst int, now func() time.Time) *gcra {
 		now = time.Now
 	}
 	g := &gcra{now: now, tat: map[string]time.Time{}}
+	g.set(rate, burst)
+	return g
+}
+
+// set changes the rate and burst; clients keep their arrival times, so
+// a lowered limit applies from their next request.
+func (g *gcra) set(rate float64, burst int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.interval, g.tau = 0, 0
 	if rate > 0 {
 		g.interval = time.Duration(float64(time.Second) / rate)
 		g.tau = g.interval * time.Duration(max(burst, 1))
 	}
-	return g
 }
 
 func (g *gcra) allow(key string) (bool, time.Duration) {
-	if g.interval == 0 {
-		return true, 0
-	}
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.interval == 0 {
+		return true, 0
+	}
 	g.sweep(now)
 	newTat, wait := g.next(key, now)
 	if wait > 0 {
@@ -530,5 +543,32 @@ func (g *gcra) sweep(now time.Time) {
 		if t.Before(now) {
 			delete(g.tat, k)
 		}
+	}
+}
+
+// RateLimits changes the per-client rate limits of the admission
+// layers it is given to (ProtectOptions.Limits) while they serve: a
+// config reload's [limits] rate_per_sec and burst.
+type RateLimits struct {
+	mu       sync.Mutex
+	limiters [][2]*gcra // per client, per address
+}
+
+// NewRateLimits returns a handle with no admission layer attached yet.
+func NewRateLimits() *RateLimits { return &RateLimits{} }
+
+func (l *RateLimits) attach(client, addr *gcra) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.limiters = append(l.limiters, [2]*gcra{client, addr})
+}
+
+// Set changes the limits of every attached admission layer.
+func (l *RateLimits) Set(ratePerSec float64, burst int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, g := range l.limiters {
+		g[0].set(ratePerSec, burst)
+		g[1].set(ratePerSec*addressShare, burst*addressShare)
 	}
 }

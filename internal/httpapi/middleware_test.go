@@ -386,3 +386,37 @@ func TestRateLimitConnectionsOfOneAddress(t *testing.T) {
 		t.Errorf("a connection per request: %d of 20 admitted, want the address's remaining 12-6 = 6", ok)
 	}
 }
+
+// TestRateLimitsSetLive: a config reload's new rate and burst apply to
+// a serving admission layer from the next request: lowered, raised, and
+// turned off (0).
+func TestRateLimitsSetLive(t *testing.T) {
+	now := time.Unix(1000, 0)
+	limits := NewRateLimits()
+	h := Protect(okHandler(), ProtectOptions{RatePerSec: 10, Burst: 5, Limits: limits, Now: func() time.Time { return now }})
+	burst := func(remote string) int {
+		n := 0
+		for range 50 {
+			if w := do(h, "GET", "/x", "", "", remote); w.Code != 200 {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	if n := burst("10.0.0.1:1"); n != 5 {
+		t.Fatalf("initial burst: %d admitted, want 5", n)
+	}
+	limits.Set(10, 2)
+	if n := burst("10.0.0.2:1"); n != 2 {
+		t.Errorf("after Set(10, 2): %d admitted, want 2", n)
+	}
+	limits.Set(10, 20)
+	if n := burst("10.0.0.3:1"); n != 20 {
+		t.Errorf("after Set(10, 20): %d admitted, want 20", n)
+	}
+	limits.Set(0, 0)
+	if n := burst("10.0.0.1:1"); n != 50 {
+		t.Errorf("after Set(0, 0) (no limit): %d admitted, want all 50", n)
+	}
+}

@@ -146,6 +146,23 @@ func (s *UISessions) logout(id string) {
 	s.mu.Unlock()
 }
 
+// EndWhere ends the dashboard sessions whose principal matches: a config
+// reload that changed or removed a principal ends its sessions, which
+// would otherwise keep the old rights until they expire. It returns how
+// many it ended.
+func (s *UISessions) EndWhere(match func(*principal.Principal) bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for h, sess := range s.byID {
+		if match(sess.p) {
+			delete(s.byID, h)
+			n++
+		}
+	}
+	return n
+}
+
 // sweep drops expired sessions; the caller holds s.mu.
 func (s *UISessions) sweep(now time.Time) {
 	for h, x := range s.byID {

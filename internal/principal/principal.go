@@ -12,6 +12,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"path"
+	"slices"
+	"sync"
 )
 
 // Principal is an identity with its rights.
@@ -107,8 +109,11 @@ func matchAny(globs []string, name string) bool {
 	return false
 }
 
-// Keys resolves bearer keys to principals.
+// Keys resolves bearer keys to principals. A config reload replaces its
+// entries in place (Replace): every holder of the *Keys (the admission
+// layer, the dashboard's login) sees the new set at once.
 type Keys struct {
+	mu      sync.RWMutex
 	entries []entry
 }
 
@@ -119,7 +124,30 @@ type entry struct {
 
 // Add registers the principal whose key has the given SHA-256.
 func (k *Keys) Add(hash [sha256.Size]byte, p *Principal) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	k.entries = append(k.entries, entry{hash, p})
+}
+
+// Replace makes k resolve exactly the keys of other: a reload's new
+// principals. A request already admitted keeps the principal it got.
+func (k *Keys) Replace(other *Keys) {
+	entries := other.snapshot()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.entries = entries
+}
+
+// Clone returns a copy of k that later changes to k do not affect.
+func (k *Keys) Clone() *Keys { return &Keys{entries: k.snapshot()} }
+
+func (k *Keys) snapshot() []entry {
+	if k == nil {
+		return nil
+	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return slices.Clone(k.entries)
 }
 
 // Len is the number of keys.
@@ -127,6 +155,8 @@ func (k *Keys) Len() int {
 	if k == nil {
 		return 0
 	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	return len(k.entries)
 }
 
@@ -139,6 +169,8 @@ func (k *Keys) Lookup(token string) (*Principal, bool) {
 	}
 	got := sha256.Sum256([]byte(token))
 	var found *Principal
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	for _, e := range k.entries {
 		if subtle.ConstantTimeCompare(got[:], e.hash[:]) == 1 {
 			found = e.p

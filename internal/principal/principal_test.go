@@ -84,3 +84,29 @@ func FuzzMayRunAgent(f *testing.F) {
 		}
 	})
 }
+
+// TestKeysReplace: Replace swaps the whole set in place (a reload): a
+// holder of the same *Keys resolves the new keys and no longer the old;
+// a Clone taken before is not affected.
+func TestKeysReplace(t *testing.T) {
+	k := &Keys{}
+	alice := &Principal{Name: "alice"}
+	k.Add(sha256.Sum256([]byte("ka")), alice)
+	before := k.Clone()
+	next := &Keys{}
+	carol := &Principal{Name: "carol"}
+	next.Add(sha256.Sum256([]byte("kc")), carol)
+	k.Replace(next)
+	if p, ok := k.Lookup("kc"); !ok || p != carol {
+		t.Errorf("new key: %v %v", p, ok)
+	}
+	if _, ok := k.Lookup("ka"); ok {
+		t.Error("the replaced key still resolves")
+	}
+	if p, ok := before.Lookup("ka"); !ok || p != alice {
+		t.Errorf("the clone lost its key: %v %v", p, ok)
+	}
+	if k.Len() != 1 {
+		t.Errorf("Len %d, want 1", k.Len())
+	}
+}
