@@ -221,6 +221,32 @@ try {
     await page.locator('#server-detail .badge', { hasText: 'connected' }).waitFor();
   });
 
+  await step('overview: problems come first, the just-restarted upstream above a failing tool whose repeats are counted', async () => {
+    // Three failing calls of one tool (the upstream refuses the arguments),
+    // and twelve of other tools, more than the old ten-line window held.
+    const call = (name, args) => fetch(`${base}/api/tools/${name}/call`, {
+      method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(args),
+    }).then((r) => r.json());
+    const fails = [];
+    for (let i = 0; i < 3; i++) fails.push(await call('mcp_everything_get_sum', { a: 'not a number' }));
+    for (let i = 0; i < 12; i++) await call('file_read', { path: `missing-${i}.txt` });
+    check(fails.every((r) => r.is_error), `get_sum with bad arguments: ${JSON.stringify(fails[0])}`);
+    await go('#/overview');
+    const problems = page.locator('#ov-problems');
+    const restarted = problems.locator('li.problem[data-server="everything"]', { hasText: 'restarted' });
+    await restarted.waitFor();
+    check(/disconnected|exit|signal|killed/i.test(await restarted.locator('.problem-detail').textContent()), `the restart says no reason: ${await restarted.textContent()}`);
+    const sum = problems.locator('li.problem', { hasText: 'mcp_everything_get_sum failed' });
+    await sum.locator('.problem-count', { hasText: '×3' }).waitFor();
+    // What the upstream said, not the envelope around it.
+    check((await sum.locator('.problem-detail').textContent()).trim().length > 0, 'the failing MCP tool shows no detail');
+    check(await problems.locator('li.problem', { hasText: 'mcp_everything_get_sum' }).count() === 1, 'the repeats are listed, not grouped');
+    check(!(await problems.textContent()).includes('untrusted-data'), `the envelope shows: ${await problems.textContent()}`);
+    const box = await problems.boundingBox();
+    check(box.y < 200, `Recent problems starts ${Math.round(box.y)} px down`);
+    await shot('overview');
+  });
+
   await step('tools: adding a server shows errors by their fields, then it connects, is disabled, enabled and removed', async () => {
     await go('#/tools');
     await page.click('#add-server-open');

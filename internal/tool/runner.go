@@ -463,7 +463,9 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	outcome := out.outcome()
 	detail := ""
 	if out.Result.IsError {
-		detail = firstLine(out.Result.Content, 200)
+		// The envelope's opening tag would be the whole first line: the
+		// record keeps what the tool said (its untrusted flag says whose).
+		detail = firstLine(UnwrapUntrusted(out.Result.Content), 200)
 	}
 	if out.answeredBy != "" {
 		// Who answered comes first: the rest may be cut.
@@ -576,6 +578,20 @@ func WrapUntrusted(source, content string) string {
 // IsUntrustedBlock reports whether s was produced by WrapUntrusted.
 func IsUntrustedBlock(s string) bool {
 	return strings.HasPrefix(s, "<untrusted-data source=") && strings.HasSuffix(s, untrustedClose)
+}
+
+// UnwrapUntrusted returns the content of a block WrapUntrusted made, and
+// any other text unchanged: for people (the audit log, an editor), to
+// whom the envelope means nothing.
+func UnwrapUntrusted(s string) string {
+	if !IsUntrustedBlock(s) {
+		return s
+	}
+	_, body, ok := strings.Cut(s, "\n")
+	if !ok {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(body, untrustedClose), "\n")
 }
 
 func sourceLabel(sp Spec) string {
