@@ -422,6 +422,16 @@ try {
     await go('#/approvals');
     const card = page.locator(`article.approval[data-task="${t.id}"]`);
     await card.waitFor();
+    // The call and its arguments, not the protocol's JSON, and a clock.
+    check(await card.getAttribute('data-tool') === 'file_write', `the A2A card's tool: ${await card.getAttribute('data-tool')}`);
+    await card.locator('pre.approval-args', { hasText: '"path": "notes.txt"' }).waitFor();
+    check(!(await card.textContent()).includes('approval_request'), 'the card shows the raw question');
+    const clock = card.locator('.countup');
+    const first = await clock.textContent();
+    await page.waitForFunction((f) => document.querySelector('article.approval .countup')?.textContent !== f, first, { timeout: 5000 });
+    // The nav badge counts the A2A approval.
+    await page.locator('#approvals-count', { hasText: '1' }).waitFor({ timeout: 10_000 });
+    await shot('approvals-a2a');
     await card.locator('button[data-reply="yes"]').click();
     let state = '';
     for (let i = 0; i < 100 && state !== 'TASK_STATE_COMPLETED'; i++) {

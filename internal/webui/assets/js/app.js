@@ -125,7 +125,9 @@ async function refreshHealth() {
   }
   try {
     const ap = await api.get('/api/approvals');
-    const n = (ap.approvals || []).length;
+    // A2A tasks waiting for an approval are on the same page: counted too.
+    const tasks = await api.get('/api/a2a/tasks?state=input-required').catch(() => ({ tasks: [] }));
+    const n = (ap.approvals || []).length + (tasks.tasks || []).filter((t) => t.approval).length;
     const c = document.getElementById('approvals-count');
     if (c) { c.hidden = n === 0; c.textContent = String(n); }
   } catch { /* older daemon or no right */ }
