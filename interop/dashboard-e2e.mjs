@@ -353,7 +353,18 @@ try {
     await page.click('#agent-save');
     await page.locator('#agent-form .field.invalid[data-field="provider"] .field-error', { hasText: 'not configured' }).waitFor();
     check(await page.locator('#agent-form .field.invalid').count() === 1, 'the fixed field still shows its error');
+    // Every problem at once, each by its own field: a negative max_tokens
+    // marks only max_tokens, and a malformed glob is refused by the server.
+    await page.fill('#agent-form input[name="max_tokens"]', '-1');
+    await page.fill('#agent-form textarea[name="tools"]', 'file_*\n[');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="tools"] .field-error', { hasText: 'not a valid pattern' }).waitFor();
+    await page.locator('#agent-form .field.invalid[data-field="max_tokens"] .field-error', { hasText: 'must not be negative' }).waitFor();
+    await page.locator('#agent-form .field.invalid[data-field="provider"] .field-error', { hasText: 'not configured' }).waitFor();
+    const marked = await page.locator('#agent-form .field.invalid').evaluateAll((fs) => fs.map((f) => f.dataset.field).sort().join(','));
+    check(marked === 'max_tokens,provider,tools', `marked fields: ${marked}`);
     await shot('agents-errors');
+    await page.fill('#agent-form input[name="max_tokens"]', '');
     await page.fill('#agent-form input[name="provider"]', 'fake');
     await page.fill('#agent-form input[name="description"]', 'Writes release notes.');
     await page.fill('#agent-form textarea[name="tools"]', 'file_*');
