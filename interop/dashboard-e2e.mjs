@@ -61,6 +61,41 @@ async function go(hash) {
   await page.evaluate((h) => { location.hash = h; }, hash);
 }
 
+
+// contrast is an axe-style check of text contrast (WCAG 2 AA): for every
+// visible element with its own text, the ratio of its color to the first
+// opaque background behind it. It returns the elements under min, worst first.
+async function contrast(p, min = 4.5) {
+  return p.evaluate((min) => {
+    const rgb = (s) => { const m = s.match(/[\d.]+/g) || []; return m.map(Number); };
+    const lum = ([r, g, b]) => {
+      const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const bgOf = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length >= 3 && (c.length < 4 || c[3] === 1)) return c;
+      }
+      return rgb(getComputedStyle(document.body).backgroundColor);
+    };
+    const out = [];
+    for (const el of document.querySelectorAll('body *')) {
+      if (!el.checkVisibility?.() || ['SCRIPT', 'STYLE', 'SVG', 'svg', 'path', 'OPTION'].includes(el.tagName)) continue;
+      const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!own) continue;
+      const st = getComputedStyle(el);
+      if (st.visibility === 'hidden' || Number(st.opacity) < 1) continue;
+      const fg = rgb(st.color);
+      if (fg.length >= 4 && fg[3] < 1) continue;
+      const [a, b] = [lum(fg), lum(bgOf(el))];
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < min) out.push({ ratio: Math.round(ratio * 100) / 100, text: el.textContent.trim().slice(0, 40), cls: el.className?.baseVal ?? el.className, color: st.color });
+    }
+    return out.sort((x, y) => x.ratio - y.ratio);
+  }, min);
+}
+
 let chatSession = '';
 try {
   await step('the login form refuses a wrong key, next to the field', async () => {
@@ -452,6 +487,24 @@ try {
     }
     check(state === 'TASK_STATE_COMPLETED', `the task is ${state}`);
     await card.waitFor({ state: 'detached' });
+  });
+
+  await step('contrast: every text is at least 4.5:1 against its background, in the light and the dark theme', async () => {
+    const pages = [['#/overview', '#ov-agents'], ['#/agents/new', '#agent-form'], [`#/chat/assistant/${chatSession}`, '#transcript details.tool'],
+      ['#/audit', '#audit-results tr.audit-row'], ['#/tools', '#tool-list, .server-row'], ['#/sessions', '#session-list']];
+    const bad = [];
+    for (const theme of ['light', 'dark']) {
+      if (await page.evaluate(() => document.documentElement.dataset.theme) !== theme) await page.click('#theme-toggle');
+      for (const [hash, ready] of pages) {
+        await go(hash);
+        await page.locator(ready).first().waitFor();
+        // The faint text itself, measured where it stands (the check below
+        // covers it too; this says which color to fix).
+        for (const f of await contrast(page)) bad.push(`${theme} ${hash}: ${f.ratio}:1 "${f.text}" (${f.cls}, ${f.color})`);
+      }
+    }
+    if (await page.evaluate(() => document.documentElement.dataset.theme) !== 'light') await page.click('#theme-toggle');
+    check(bad.length === 0, `text under 4.5:1:\n${[...new Set(bad)].slice(0, 40).join('\n')}`);
   });
 
   await step('screenshots of the pages as a user finds them after all that', async () => {
