@@ -189,6 +189,22 @@ try {
     await page.locator('#transcript .bubble', { hasText: 'That is the MCP logo.' }).waitFor();
   });
 
+  await step('chat: the model\'s Markdown is rendered (code blocks, lists, links), its HTML stays text', async () => {
+    await page.fill('#chat-input', 'reply in markdown please');
+    await page.keyboard.press('Enter');
+    await page.locator('#run-status', { hasText: 'Done' }).waitFor();
+    const md = page.locator('#transcript .bubble.md').last();
+    await md.locator('pre.code-block code.language-go', { hasText: 'fmt.Println("<b>not bold</b>")' }).waitFor();
+    check(await md.locator('ol li').count() === 2, 'the numbered list is not a list');
+    check(await md.locator('strong', { hasText: 'make build' }).count() === 1, 'no bold');
+    check(await md.locator('a[href="https://example.org/docs"][rel~="noopener"]').count() === 1, 'the https link is missing');
+    check(await md.locator('a').count() === 1, 'the javascript: link became a link');
+    check(await md.locator('img, b').count() === 0, 'HTML in the reply became elements');
+    check((await md.textContent()).includes('<img src=x onerror='), 'the HTML is not shown as text');
+    check(await page.evaluate(() => window.pwned === undefined), 'script ran from the reply');
+    await shot('chat-markdown');
+  });
+
   let a2aSession = '';
   await step('sessions: a session started over A2A is found by search, read, and continued in chat', async () => {
     const client = await a2aClient('assistant');

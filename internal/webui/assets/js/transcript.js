@@ -3,7 +3,8 @@
 // marked), and images. Fed with stored messages (GET /api/sessions/{id})
 // or with a run's live events (the SSE stream of POST .../messages).
 
-import { h, append, badge, spinner, pretty, dataURL } from './dom.js';
+import { h, append, replace, badge, spinner, pretty, dataURL } from './dom.js';
+import { markdown } from './markdown.js';
 
 const UNTRUSTED = /^<untrusted-data source="([^"]*)">\n([\s\S]*)\n<\/untrusted-data>$/;
 
@@ -142,13 +143,16 @@ class Turn {
   }
 
   text(text, live) {
+    // The model's reply is Markdown, rendered to nodes (never HTML), and
+    // rendered again as deltas arrive: an open code fence shows as code.
     if (live && this.last?.kind === 'text') {
-      this.last.el.textContent += text;
+      this.last.raw += text;
+      replace(this.last.el, markdown(this.last.raw));
       return;
     }
-    const b = h('div', { class: 'bubble' }, text);
+    const b = h('div', { class: 'bubble md' }, markdown(text));
     this.parts.append(b);
-    this.last = { kind: 'text', el: b };
+    this.last = { kind: 'text', el: b, raw: text };
   }
 
   tool(c) {
