@@ -153,6 +153,21 @@ try {
     await phone.locator('#ov-agents', { hasText: 'assistant' }).waitFor();
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(overflow <= 1, `the page is ${overflow}px wider than the phone`);
+    // Every page of the navigation is on screen, none clipped or scrolled away.
+    const clipped = await phone.evaluate(() => [...document.querySelectorAll('.sidebar a[data-page]')]
+      .filter((a) => { const r = a.getBoundingClientRect(); return r.width < 24 || r.left < 0 || r.right > window.innerWidth; })
+      .map((a) => a.dataset.page));
+    check(clipped.length === 0, `navigation clipped on a phone: ${clipped}`);
+    check(await phone.locator('.sidebar a[data-page]').count() === 8, 'the navigation lost a page');
+    // The chat's input is on the first screen.
+    await phone.goto(base + '/#/chat/assistant');
+    await phone.locator('#chat-input').waitFor();
+    const box = await phone.locator('#chat-input').boundingBox();
+    check(box.y + box.height <= 844, `the chat input ends ${Math.round(box.y + box.height)} px down on an 844 px screen`);
+    await phone.goto(base + '/#/audit');
+    await phone.locator('#audit-results tr.audit-row').first().waitFor();
+    const wide = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(wide <= 1, `the audit page is ${wide}px wider than the phone`);
     await phone.close();
   });
 

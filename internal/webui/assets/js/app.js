@@ -76,8 +76,8 @@ setUnauthorizedHandler(() => {
 // ---- shell ----
 function buildShell() {
   const nav = h('ul', null, PAGES.map((p) => h('li', null,
-    h('a', { href: `#/${p.id}`, id: `nav-${p.id}`, dataset: { page: p.id } },
-      h('span', { class: 'ico' }, icon(p.icon)), p.label,
+    h('a', { href: `#/${p.id}`, id: `nav-${p.id}`, dataset: { page: p.id }, title: p.label },
+      h('span', { class: 'ico', 'aria-hidden': 'true' }, icon(p.icon)), h('span', { class: 'nav-label' }, p.label),
       p.id === 'approvals' ? h('span', { class: 'count', id: 'approvals-count', hidden: true, 'aria-label': 'pending approvals' }) : null))));
   const health = h('span', { class: 'health', id: 'health' }, h('span', { class: 'dot' }), h('span', { class: 'label' }, 'connecting…'));
   const logout = h('button', { class: 'btn ghost icon-btn', type: 'button', title: 'Log out', 'aria-label': 'Log out', onclick: logoutNow }, icon('logout'));
