@@ -33,6 +33,8 @@ const a2aClient = (agent) => new ClientFactory().createFromUrl(`${base}/a2a/agen
 const watch = (p) => {
   p.on('pageerror', (e) => pageErrors.push(`exception: ${e.message}`));
   p.on('console', (m) => { if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) pageErrors.push(`console: ${m.text()}`); });
+  // Confirmations are asked in the page: a native confirm() is a failure.
+  p.on('dialog', (d) => { pageErrors.push(`native dialog: ${d.message()}`); d.dismiss(); });
 };
 watch(page);
 
@@ -267,8 +269,14 @@ try {
   await step('sessions: delete one', async () => {
     await go(`#/sessions/${a2aSession}`);
     await page.locator('#session-delete').waitFor();
-    page.once('dialog', (d) => d.accept());
+    // "Keep" (or Escape) keeps it; the question is asked in the page.
     await page.click('#session-delete');
+    await page.locator('#confirm-dialog', { hasText: 'cannot be undone' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('#confirm-dialog').waitFor({ state: 'detached' });
+    check(await page.evaluate(async (sid) => (await fetch(`/api/sessions/${sid}`)).status, a2aSession) === 200, 'Escape deleted the session');
+    await page.click('#session-delete');
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await page.waitForFunction(() => location.hash === '#/sessions');
     await page.locator(`#session-list a[data-session="${a2aSession}"]`).waitFor({ state: 'detached' });
     const r = await page.evaluate(async (sid) => (await fetch(`/api/sessions/${sid}`)).status, a2aSession);
@@ -351,8 +359,8 @@ try {
     await row.locator('.badge', { hasText: 'disabled' }).waitFor();
     await row.locator('button[data-action="enable"]').click();
     await row.locator('.badge', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
-    page.once('dialog', (d) => d.accept());
     await row.locator('button[data-action="remove"]').click();
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await row.waitFor({ state: 'detached' });
   });
 
@@ -415,8 +423,8 @@ try {
     await page.locator('#a2a-detail .badge', { hasText: 'working' }).waitFor();
     await page.locator('#a2a-detail .msg.user .bubble', { hasText: 'a slow research task' }).waitFor();
     await shot('a2a');
-    page.once('dialog', (d) => d.accept());
     await page.click(`#a2a-detail button[data-cancel="${t.id}"]`);
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await page.locator('#a2a-detail .badge', { hasText: 'canceled' }).waitFor();
     const after = await client.getTask({ id: t.id }, a2aOpts);
     check(TaskState[after.status.state] === 'TASK_STATE_CANCELED', `the SDK sees ${TaskState[after.status.state]}`);
@@ -468,8 +476,8 @@ try {
     const saved = await page.evaluate(async () => (await (await fetch('/api/agents/writer')).json()).manifest);
     check(saved.temperature === 0.3 && saved.description === 'Writes release notes.' && saved.tools[0] === 'file_*', `stored: ${JSON.stringify(saved)}`);
     await shot('agents');
-    page.once('dialog', (d) => d.accept());
     await page.click('#agent-delete');
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await page.waitForFunction(() => location.hash === '#/agents');
     await page.locator('#agent-list a[data-agent="writer"]').waitFor({ state: 'detached' });
   });

@@ -5,7 +5,7 @@
 // principal.
 
 import { api, ApiError } from '../api.js';
-import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL } from '../dom.js';
+import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL, confirmInPage } from '../dom.js';
 import { icon } from '../icons.js';
 import { unwrap } from '../transcript.js';
 
@@ -33,7 +33,7 @@ function serverActions(ctx, s, cfg, reload) {
   });
   const remove = h('button', { class: 'btn small danger', type: 'button', dataset: { action: 'remove' } }, 'Remove');
   remove.addEventListener('click', async () => {
-    if (!confirm(`Remove the MCP server ${s.name}? Its process stops and its tools leave every agent.`)) return;
+    if (!await confirmInPage(`Remove the MCP server ${s.name}? Its process stops and its tools leave every agent.`)) return;
     try {
       await api.del(`/api/mcp/servers/${encodeURIComponent(s.name)}`);
       ctx.toast(`${s.name} removed.`, 'ok');
