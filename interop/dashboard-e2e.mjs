@@ -287,10 +287,35 @@ try {
     await go('#/tools/mcp_everything_echo');
     await page.locator('#tool-detail .schema td', { hasText: 'message' }).first().waitFor();
     await page.fill('#tool-args', '{"message": "called by hand"}');
+    // The JSON and the form from the schema stay in step.
+    await page.waitForFunction(() => document.querySelector('#tool-detail input[name="arg-message"]')?.value === 'called by hand');
     await page.click('#tool-call');
     await page.locator('#tool-call-result pre', { hasText: 'Echo: called by hand' }).waitFor();
     await page.locator('#tool-call-result .badge.untrusted').waitFor();
+    await page.fill('#tool-detail input[name="arg-message"]', 'from the form');
+    check(JSON.parse(await page.inputValue('#tool-args')).message === 'from the form', 'the field did not reach the JSON');
+    await page.click('#tool-call');
+    await page.locator('#tool-call-result pre', { hasText: 'Echo: from the form' }).waitFor();
+    // Both calls in the history, newest first; one click puts arguments back.
+    await page.waitForFunction(() => document.querySelectorAll('#tool-history li').length === 2);
+    await page.locator('#tool-history li').nth(1).locator('button').click();
+    check(await page.inputValue('#tool-detail input[name="arg-message"]') === 'called by hand', 'the history did not restore the arguments');
+    // "Copy as curl" is a command that really makes the call.
+    await page.click('#tool-curl-copy');
+    const curl = await page.locator('#tool-curl pre').textContent();
+    const { execFileSync } = await import('node:child_process');
+    const answer = JSON.parse(execFileSync('/bin/sh', ['-c', curl], { env: { PATH: process.env.PATH, AGENTD_API_KEY: key } }).toString());
+    check(answer.content?.includes('Echo: called by hand'), `the curl command answered ${JSON.stringify(answer)}`);
     await shot('tools');
+    // Every missing or malformed argument is marked at once, before sending.
+    await go('#/tools/mcp_everything_get_sum');
+    await page.locator('#tool-detail input[name="arg-a"]').waitFor();
+    await page.fill('#tool-detail input[name="arg-a"]', 'x');
+    await page.fill('#tool-detail input[name="arg-b"]', '');
+    await page.click('#tool-call');
+    await page.locator('#tool-detail .field.invalid[data-field="a"] .field-error', { hasText: 'not a number' }).waitFor();
+    await page.locator('#tool-detail .field.invalid[data-field="b"] .field-error', { hasText: 'required' }).waitFor();
+    check(await page.locator('#tool-call-result pre').count() === 0, 'the call was sent anyway');
   });
 
   await step('tools: the MCP server goes down when its process is killed, and comes back', async () => {
@@ -369,8 +394,9 @@ try {
     await page.locator('#audit-results tr.audit-row').first().waitFor();
     const n = await page.locator('#audit-results tr.audit-row').count();
     check(n >= 2, `${n} echo records, want the chat's and the hand call's`);
+    // The operator's: the two calls from the form and the one by curl.
     await page.selectOption('#audit-filters select[name="agent"]', 'operator');
-    await page.waitForFunction(() => document.querySelectorAll('#audit-results tr.audit-row').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('#audit-results tr.audit-row').length === 3);
     await page.selectOption('#audit-filters select[name="agent"]', '');
     await page.selectOption('#audit-filters select[name="decision"]', 'deny');
     await page.locator('#audit-results .empty', { hasText: 'No call matches' }).waitFor();
