@@ -525,7 +525,12 @@ try {
     await card.waitFor({ state: 'detached' });
     await go(`#/sessions/${res.session_id}`);
     await page.locator('#session-transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).waitFor();
-    await page.locator('#session-transcript details.tool[data-tool="file_write"] .tool-output', { hasText: 'notes.txt' }).waitFor();
+    // A stored call that worked is one line (what it got → what came back), opened on a click.
+    const stored = page.locator('#session-transcript details.tool[data-tool="file_write"]');
+    await stored.locator('summary .tool-preview', { hasText: 'notes.txt' }).waitFor();
+    check(!(await stored.evaluate((d) => d.open)), 'the stored tool card is open');
+    await stored.locator('summary').click();
+    await stored.locator('.tool-output', { hasText: 'notes.txt' }).waitFor();
   });
 
   await step('approvals: in a chat the decision is offered inline, and "always in this session" holds', async () => {
