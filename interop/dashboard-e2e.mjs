@@ -408,6 +408,28 @@ try {
     await shot('audit');
   });
 
+  await step('audit: a principal filter, one-line rows that open into the whole record, and an export of what matches', async () => {
+    await go('#/audit?tool=mcp_everything_echo');
+    await page.locator('#audit-results tr.audit-row').first().waitFor();
+    const rows = await page.locator('#audit-results tr.audit-row').count();
+    const heights = await page.locator('#audit-results tr.audit-row').evaluateAll((trs) => trs.map((t) => t.getBoundingClientRect().height));
+    check(Math.max(...heights) < 44, `audit rows up to ${Math.max(...heights)} px high: more than one line`);
+    await page.fill('#audit-filters input[name="principal"]', 'nobody-at-all');
+    await page.locator('#audit-results .empty', { hasText: 'No call matches' }).waitFor();
+    await page.fill('#audit-filters input[name="principal"]', 'admin');
+    await page.waitForFunction((n) => document.querySelectorAll('#audit-results tr.audit-row').length === n, rows);
+    check(page.url().includes('principal=admin'), `the URL ${page.url()} does not keep the principal`);
+    await page.locator('#audit-results tr.audit-row').first().locator('td').nth(3).click();
+    const detail = page.locator('#audit-results tr.audit-detail');
+    await detail.locator('dt', { hasText: 'args_digest' }).waitFor();
+    check(/^[0-9a-f]{64}$/.test((await detail.locator('dt:text-is("args_digest") + dd').textContent()).trim()), 'the record\'s digest is not shown');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#audit-export-csv')]);
+    const csv = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    check(csv[0].startsWith('id,time,agent,principal') && csv.length === rows + 1, `the CSV has ${csv.length} lines for ${rows} records: ${csv[0]}`);
+    check(csv.slice(1).every((l) => l.includes('mcp_everything_echo') && l.includes(',admin,')), 'the CSV holds records the filters do not match');
+    await page.click('#audit-clear');
+  });
+
   await step('audit: pages through 10,000 records with their total', async () => {
     // The test daemon holds 10,000 records of agent "bulk" (bulk_00000
     // the oldest), besides the script's own.
