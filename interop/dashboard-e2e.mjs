@@ -362,6 +362,13 @@ try {
     check(!(await problems.textContent()).includes('untrusted-data'), `the envelope shows: ${await problems.textContent()}`);
     const box = await problems.boundingBox();
     check(box.y < 200, `Recent problems starts ${Math.round(box.y)} px down`);
+    // Token usage per agent and per principal, from the runs (the greetings
+    // each used 42 + 7 tokens).
+    const usage = page.locator('#ov-usage tr.usage-agent', { hasText: 'assistant' });
+    await usage.waitFor();
+    const input = Number((await usage.locator('td').nth(2).textContent()).replace(/\D/g, ''));
+    check(input >= 84 && input % 42 === 0, `assistant's input tokens: ${input}`);
+    await page.locator('#ov-usage tr.usage-principal', { hasText: 'admin' }).waitFor();
     await shot('overview');
   });
 

@@ -112,7 +112,8 @@ func model(r *llmtest.Request) llmtest.Reply {
 	case strings.Contains(text, "slow"):
 		return llmtest.Reply{Text: strings.Repeat("still working… ", 400), Chunks: 400, Delay: 100 * time.Millisecond}
 	default:
-		return llmtest.Reply{Thinking: "A greeting; answer briefly.", Text: "Hello! I am agentd's scripted test model.", Chunks: 4, Delay: 20 * time.Millisecond}
+		return llmtest.Reply{Thinking: "A greeting; answer briefly.", Text: "Hello! I am agentd's scripted test model.", Chunks: 4, Delay: 20 * time.Millisecond,
+			Usage: llm.Usage{InputTokens: 42, OutputTokens: 7}}
 	}
 }
 

@@ -95,17 +95,46 @@ function runState(r) {
   return badge(word, kind);
 }
 
+function tokens(r) {
+  const n = (r.input_tokens || 0) + (r.output_tokens || 0);
+  return n ? h('span', { title: `${(r.input_tokens || 0).toLocaleString()} in, ${(r.output_tokens || 0).toLocaleString()} out` }, n.toLocaleString()) : h('span', { class: 'faint' }, '—');
+}
+
+/** usageCard sums the recent runs' tokens by agent and by principal. */
+function usageCard(d) {
+  const runs = d.runs.runs || [];
+  const sum = (key) => {
+    const m = new Map();
+    for (const r of runs) {
+      const k = r[key] || '—';
+      const u = m.get(k) || { runs: 0, input: 0, output: 0 };
+      u.runs++; u.input += r.input_tokens || 0; u.output += r.output_tokens || 0;
+      m.set(k, u);
+    }
+    return [...m.entries()].sort((a, b) => (b[1].input + b[1].output) - (a[1].input + a[1].output));
+  };
+  const rows = (key, label) => sum(key).map(([k, u]) => ({
+    cells: [h('span', null, h('span', { class: 'faint small' }, `${label} `), k), { v: String(u.runs), class: 'num' },
+      { v: u.input.toLocaleString(), class: 'num' }, { v: u.output.toLocaleString(), class: 'num' }],
+    class: `usage-${key}`,
+  }));
+  const body = runs.length === 0 ? empty('No runs yet', 'Token use shows here once agents run.')
+    : table(['By', 'Runs', 'Input tokens', 'Output tokens'], [...rows('agent', 'agent'), ...rows('principal', 'principal')], { label: 'Token usage' });
+  return card('Token usage', `the last ${runs.length} run${runs.length === 1 ? '' : 's'}`, body, 'ov-usage');
+}
+
 function runsCard(d) {
   if (d.runs.error) return card('Recent runs', '', errorBox(d.runs.error), 'ov-runs');
   const list = (d.runs.runs || []).slice(0, 12);
   const body = list.length === 0
     ? empty('No runs since agentd started', 'Start one on the ', h('a', { href: '#/chat' }, 'Chat'), ' page, or from any MCP, A2A or ACP client.')
-    : table(['Agent', 'From', 'Started', 'Took', 'Result'], list.map((r) => ({
+    : table(['Agent', 'From', 'Started', 'Took', 'Tokens', 'Result'], list.map((r) => ({
       cells: [
         r.session_id ? h('a', { href: `#/sessions/${encodeURIComponent(r.session_id)}` }, r.agent) : r.agent,
         h('span', { class: 'small' }, r.origin || '—', r.principal ? h('span', { class: 'faint' }, ` · ${r.principal}`) : ''),
         timeAgo(r.started),
         r.ended ? duration((new Date(r.ended) - new Date(r.started)) / 1000) : '…',
+        { v: tokens(r), class: 'num nowrap small' },
         runState(r),
       ],
     })), { label: 'Recent runs' });
@@ -192,7 +221,7 @@ function render(d) {
       stat('MCP servers', `${up}/${servers.length}`, 'connected', 'stat-mcp'),
       stat('Runs', String(runs.filter((r) => r.running).length), `running · ${runs.filter((r) => r.error).length} failed recently`, 'stat-runs'),
       stat('Approvals', pending ? h('a', { href: '#/approvals' }, String(pending)) : '0', pending ? 'waiting for you' : 'none waiting', 'stat-approvals')),
-    h('div', { class: 'grid two' }, agentsCard(d), serversCard(d), runsCard(d), a2aCard(d)),
+    h('div', { class: 'grid two' }, agentsCard(d), serversCard(d), runsCard(d), a2aCard(d), usageCard(d)),
   ];
 }
 
