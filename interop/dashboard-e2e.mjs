@@ -625,6 +625,21 @@ try {
     check(bad.length === 0, `text under 4.5:1:\n${[...new Set(bad)].slice(0, 40).join('\n')}`);
   });
 
+  await step('polling: an idle overview tab asks little, and its times move on between polls', async () => {
+    await go('#/overview');
+    await page.locator('#ov-problems').waitFor();
+    const seen = [];
+    const count = (r) => { if (r.url().includes('/api/')) seen.push(new URL(r.url()).pathname); };
+    page.on('request', count);
+    const up0 = await page.locator('#uptime').textContent();
+    await page.waitForTimeout(15_000); // a measurement window, not a wait for anything
+    page.off('request', count);
+    const perMinute = seen.length * 4;
+    console.log(`     idle overview: ${perMinute} requests a minute (${[...new Set(seen)].join(' ')})`);
+    check(perMinute <= 130, `an idle overview makes ${perMinute} requests a minute`);
+    check(await page.locator('#uptime').textContent() !== up0, 'the uptime froze');
+  });
+
   await step('screenshots of the pages as a user finds them after all that', async () => {
     await go('#/overview');
     await page.locator('#ov-runs tbody tr').nth(3).waitFor();

@@ -173,7 +173,7 @@ export function ago(ts) {
 
 /** timeAgo is a <time> element showing ago(ts) with the full time as a tooltip. */
 export function timeAgo(ts) {
-  return h('time', { datetime: ts, title: time(ts), class: 'nowrap' }, ago(ts));
+  return h('time', { datetime: ts, title: time(ts), class: 'nowrap', dataset: { ago: '' } }, ago(ts));
 }
 
 /** duration formats seconds as "1 h 4 min", "3 min 2 s", "850 ms". */

@@ -4,8 +4,13 @@
 import { api } from '../api.js';
 import { h, replace, badge, stateBadge, empty, table, timeAgo, ago, duration, same, errorBox } from '../dom.js';
 
+// The problems' audit queries change slowly: asked every 15 s, not on
+// every refresh.
+let auditCache = { at: 0, pages: null };
+
 async function load() {
   const opt = (p) => p.catch((e) => ({ error: e }));
+  const fresh = Date.now() - auditCache.at < 15_000 && auditCache.pages;
   const [health, agents, mcp, a2a, runs, audit, approvals] = await Promise.all([
     api.get('/api/health'),
     opt(api.get('/api/agents')),
@@ -14,7 +19,8 @@ async function load() {
     opt(api.get('/api/runs')),
     // Each kind of failing call is asked for on its own, so that one kind
     // (or many ok calls) never pushes another out of the window.
-    Promise.all(PROBLEM_OUTCOMES.map((o) => opt(api.get(`/api/audit?outcome=${o}&limit=200`)))),
+    fresh ? auditCache.pages : Promise.all(PROBLEM_OUTCOMES.map((o) => opt(api.get(`/api/audit?outcome=${o}&limit=200`))))
+      .then((pages) => { auditCache = { at: Date.now(), pages }; return pages; }),
     opt(api.get('/api/approvals')),
   ]);
   return { health, agents, mcp, a2a, runs, audit, approvals };
@@ -226,12 +232,13 @@ function render(d) {
 }
 
 export default async function overview(ctx) {
+  auditCache = { at: 0, pages: null }; // a visit starts fresh
   const body = h('div', { id: 'overview-body' });
   replace(ctx.main,
-    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live; refreshes every 3 seconds')),
+    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live; refreshes every 5 seconds')),
     body);
   let last = null;
-  ctx.every(3000, async () => {
+  ctx.every(5000, async () => {
     let d;
     try {
       d = await load();
