@@ -396,6 +396,41 @@ try {
     await row.waitFor({ state: 'detached' });
   });
 
+  await step('tools: the add-server form takes headers (secrets by ${NAME}) and OAuth for http servers', async () => {
+    await go('#/tools');
+    await page.click('#add-server-open');
+    await page.fill('#add-server input[name="name"]', 'withheaders');
+    await page.selectOption('#add-server select[name="type"]', 'http');
+    await page.fill('#add-server input[name="url"]', 'http://127.0.0.1:9/mcp');
+    await page.check('#add-server input[name="allow_private"]');
+    await page.fill('#add-server textarea[name="headers"]', 'Authorization: Bearer ${DASH_TEST_TOKEN}\nno colon here');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('#add-server .field.invalid[data-field="headers"] .field-error', { hasText: 'line 2' }).waitFor();
+    await page.fill('#add-server textarea[name="headers"]', 'Authorization: Bearer ${DASH_TEST_TOKEN}\nX-Team: dash');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('tr.server-withheaders').waitFor();
+    await page.click('#add-server-open');
+    await page.fill('#add-server input[name="name"]', 'withoauth');
+    await page.selectOption('#add-server select[name="type"]', 'http');
+    await page.fill('#add-server input[name="url"]', 'http://127.0.0.1:9/mcp');
+    await page.check('#add-server input[name="allow_private"]');
+    await page.selectOption('#add-server select[name="auth"]', 'oauth');
+    check(await page.locator('#add-server textarea[name="headers"]').isHidden(), 'headers shown with OAuth');
+    await page.fill('#add-server input[name="client_id"]', 'agentd-dash');
+    await page.fill('#add-server input[name="scopes"]', 'mcp:tools, read');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('tr.server-withoauth').waitFor();
+    const cfgs = await page.evaluate(async () => (await (await fetch('/api/mcp/servers')).json()).configured);
+    const byName = Object.fromEntries((cfgs || []).map((c) => [c.name, c]));
+    check(byName.withheaders?.headers?.['X-Team'] !== undefined && byName.withheaders?.headers?.Authorization !== undefined, `stored headers: ${JSON.stringify(byName.withheaders)}`);
+    check(byName.withoauth?.oauth?.client_id === 'agentd-dash' && byName.withoauth.oauth.scopes?.join() === 'mcp:tools,read', `stored oauth: ${JSON.stringify(byName.withoauth)}`);
+    for (const n of ['withheaders', 'withoauth']) {
+      await page.locator(`tr.server-${n} button[data-action="remove"]`).click();
+      await page.click('#confirm-dialog button[data-confirm="yes"]');
+      await page.locator(`tr.server-${n}`).waitFor({ state: 'detached' });
+    }
+  });
+
   await step('audit: filters by tool, decision and time', async () => {
     await go('#/audit?tool=mcp_everything_echo');
     await page.locator('#audit-results tr.audit-row').first().waitFor();

@@ -75,19 +75,31 @@ function addServerForm(ctx, done) {
   const allowed = h('input', { type: 'text', name: 'allowed', placeholder: 'create_issue, search_*', autocomplete: 'off' });
   const timeout = h('input', { type: 'number', name: 'timeout', min: '0', placeholder: '30' });
   const priv = h('input', { type: 'checkbox', name: 'allow_private' });
+  const headers = h('textarea', { name: 'headers', rows: '2', class: 'code', placeholder: 'Authorization: Bearer ${GITHUB_TOKEN}', spellcheck: 'false' });
+  const auth = h('select', { name: 'auth' }, h('option', { value: 'headers' }, 'Static headers (or none)'), h('option', { value: 'oauth' }, 'OAuth 2.1 (MCP authorization)'));
+  const clientID = h('input', { type: 'text', name: 'client_id', placeholder: 'registered dynamically if empty', autocomplete: 'off' });
+  const secretEnv = h('input', { type: 'text', name: 'client_secret_env', placeholder: 'MCP_CLIENT_SECRET', autocomplete: 'off' });
+  const scopes = h('input', { type: 'text', name: 'scopes', placeholder: 'what the server advertises', autocomplete: 'off' });
   const msg = h('div');
   const stdioOnly = [field('Command', command, { name: 'transport.command', help: 'Program to run, on PATH or a path.' }),
     field('Arguments', args, { name: 'transport.args', help: 'One per line.' }),
     field('Working directory', dir, { name: 'transport.dir' }),
     field('Environment variables', env, { name: 'env', help: 'Names passed through, comma separated; the rest of the environment is cleared.' })];
   const httpOnly = [field('URL', url, { name: 'transport.url', wide: true }),
-    h('div', { class: 'field', dataset: { field: 'allow_private' } }, h('label', { class: 'check' }, priv, 'Allow loopback and private addresses'), h('div', { class: 'field-error', hidden: true }))];
+    h('div', { class: 'field', dataset: { field: 'allow_private' } }, h('label', { class: 'check' }, priv, 'Allow loopback and private addresses'), h('div', { class: 'field-error', hidden: true })),
+    field('Authorization', auth, { name: 'auth' })];
+  const headerFields = [field('Headers', headers, { name: 'headers', wide: true, help: 'One "Name: value" a line. Put secrets in the environment and write ${NAME}: values are redacted in logs and the API.' })];
+  const oauthFields = [field('Client id', clientID, { name: 'oauth.client_id' }), field('Client secret variable', secretEnv, { name: 'oauth.client_secret_env', help: 'The environment variable holding it; none for a public client.' }),
+    field('Scopes', scopes, { name: 'oauth.scopes', help: 'Comma separated.' })];
   const sync = () => {
     const stdio = type.value === 'stdio';
     stdioOnly.forEach((f) => { f.hidden = !stdio; });
     httpOnly.forEach((f) => { f.hidden = stdio; });
+    headerFields.forEach((f) => { f.hidden = stdio || auth.value !== 'headers'; });
+    oauthFields.forEach((f) => { f.hidden = stdio || auth.value !== 'oauth'; });
   };
   type.addEventListener('change', sync);
+  auth.addEventListener('change', sync);
   const submit = h('button', { class: 'btn primary', type: 'submit' }, 'Add and connect');
   const form = h('form', { class: 'card', id: 'add-server', novalidate: true, 'aria-labelledby': 'add-server-h' },
     h('header', null, h('h2', { id: 'add-server-h' }, 'Add an MCP server'), h('span', { class: 'spacer' }), h('span', { class: 'hint' }, 'kept in the store; survives restarts')),
@@ -95,7 +107,7 @@ function addServerForm(ctx, done) {
       field('Name', name, { name: 'name', help: 'Tools become mcp_<name>_<tool>.' }),
       field('Transport', type, { name: 'transport.type' }),
       field('Timeout (s)', timeout, { name: 'timeout_secs' }),
-      ...stdioOnly, ...httpOnly,
+      ...stdioOnly, ...httpOnly, ...headerFields, ...oauthFields,
       field('Allowed tools', allowed, { name: 'allowed_tools', wide: true, help: 'Names or globs, comma separated. Empty allows all of them (logged as a warning).' })),
     msg,
     h('div', { class: 'actions' }, submit, h('button', { class: 'btn ghost', type: 'button', onclick: () => done(false) }, 'Cancel')));
@@ -115,6 +127,24 @@ function addServerForm(ctx, done) {
     } else {
       cfg.transport.url = url.value.trim();
       if (priv.checked) cfg.allow_private = true;
+      if (auth.value === 'oauth') {
+        cfg.oauth = {};
+        if (clientID.value.trim()) cfg.oauth.client_id = clientID.value.trim();
+        if (secretEnv.value.trim()) cfg.oauth.client_secret_env = secretEnv.value.trim();
+        if (list(scopes.value).length) cfg.oauth.scopes = list(scopes.value);
+      } else {
+        const hs = {};
+        const bad = [];
+        headers.value.split('\n').forEach((line, i) => {
+          if (!line.trim()) return;
+          const at = line.indexOf(':');
+          const k = at > 0 ? line.slice(0, at).trim() : '';
+          if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(k)) bad.push(`line ${i + 1}: "${line.trim().slice(0, 40)}" is not "Name: value"`);
+          else hs[k] = line.slice(at + 1).trim();
+        });
+        if (bad.length) { showFieldErrors(form, { fields: { headers: bad.join('; ') } }); return; }
+        if (Object.keys(hs).length) cfg.headers = hs;
+      }
     }
     if (allowed.value.trim()) cfg.allowed_tools = list(allowed.value);
     if (timeout.value) cfg.timeout_secs = Number(timeout.value);
