@@ -33,6 +33,8 @@ const a2aClient = (agent) => new ClientFactory().createFromUrl(`${base}/a2a/agen
 const watch = (p) => {
   p.on('pageerror', (e) => pageErrors.push(`exception: ${e.message}`));
   p.on('console', (m) => { if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) pageErrors.push(`console: ${m.text()}`); });
+  // Confirmations are asked in the page: a native confirm() is a failure.
+  p.on('dialog', (d) => { pageErrors.push(`native dialog: ${d.message()}`); d.dismiss(); });
 };
 watch(page);
 
@@ -59,6 +61,41 @@ async function shot(name, p = page, opts = {}) {
 
 async function go(hash) {
   await page.evaluate((h) => { location.hash = h; }, hash);
+}
+
+
+// contrast is an axe-style check of text contrast (WCAG 2 AA): for every
+// visible element with its own text, the ratio of its color to the first
+// opaque background behind it. It returns the elements under min, worst first.
+async function contrast(p, min = 4.5) {
+  return p.evaluate((min) => {
+    const rgb = (s) => { const m = s.match(/[\d.]+/g) || []; return m.map(Number); };
+    const lum = ([r, g, b]) => {
+      const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const bgOf = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length >= 3 && (c.length < 4 || c[3] === 1)) return c;
+      }
+      return rgb(getComputedStyle(document.body).backgroundColor);
+    };
+    const out = [];
+    for (const el of document.querySelectorAll('body *')) {
+      if (!el.checkVisibility?.() || ['SCRIPT', 'STYLE', 'SVG', 'svg', 'path', 'OPTION'].includes(el.tagName)) continue;
+      const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+      if (!own) continue;
+      const st = getComputedStyle(el);
+      if (st.visibility === 'hidden' || Number(st.opacity) < 1) continue;
+      const fg = rgb(st.color);
+      if (fg.length >= 4 && fg[3] < 1) continue;
+      const [a, b] = [lum(fg), lum(bgOf(el))];
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < min) out.push({ ratio: Math.round(ratio * 100) / 100, text: el.textContent.trim().slice(0, 40), cls: el.className?.baseVal ?? el.className, color: st.color });
+    }
+    return out.sort((x, y) => x.ratio - y.ratio);
+  }, min);
 }
 
 let chatSession = '';
@@ -118,6 +155,21 @@ try {
     await phone.locator('#ov-agents', { hasText: 'assistant' }).waitFor();
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(overflow <= 1, `the page is ${overflow}px wider than the phone`);
+    // Every page of the navigation is on screen, none clipped or scrolled away.
+    const clipped = await phone.evaluate(() => [...document.querySelectorAll('.sidebar a[data-page]')]
+      .filter((a) => { const r = a.getBoundingClientRect(); return r.width < 24 || r.left < 0 || r.right > window.innerWidth; })
+      .map((a) => a.dataset.page));
+    check(clipped.length === 0, `navigation clipped on a phone: ${clipped}`);
+    check(await phone.locator('.sidebar a[data-page]').count() === 8, 'the navigation lost a page');
+    // The chat's input is on the first screen.
+    await phone.goto(base + '/#/chat/assistant');
+    await phone.locator('#chat-input').waitFor();
+    const box = await phone.locator('#chat-input').boundingBox();
+    check(box.y + box.height <= 844, `the chat input ends ${Math.round(box.y + box.height)} px down on an 844 px screen`);
+    await phone.goto(base + '/#/audit');
+    await phone.locator('#audit-results tr.audit-row').first().waitFor();
+    const wide = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(wide <= 1, `the audit page is ${wide}px wider than the phone`);
     await phone.close();
   });
 
@@ -154,6 +206,41 @@ try {
     await page.locator('#transcript .bubble', { hasText: 'That is the MCP logo.' }).waitFor();
   });
 
+  await step('chat: the model\'s Markdown is rendered (code blocks, lists, links), its HTML stays text', async () => {
+    await page.fill('#chat-input', 'reply in markdown please');
+    await page.keyboard.press('Enter');
+    await page.locator('#run-status', { hasText: 'Done' }).waitFor();
+    const md = page.locator('#transcript .bubble.md').last();
+    await md.locator('pre.code-block code.language-go', { hasText: 'fmt.Println("<b>not bold</b>")' }).waitFor();
+    check(await md.locator('ol li').count() === 2, 'the numbered list is not a list');
+    check(await md.locator('strong', { hasText: 'make build' }).count() === 1, 'no bold');
+    check(await md.locator('a[href="https://example.org/docs"][rel~="noopener"]').count() === 1, 'the https link is missing');
+    check(await md.locator('a').count() === 1, 'the javascript: link became a link');
+    check(await md.locator('img, b').count() === 0, 'HTML in the reply became elements');
+    check((await md.textContent()).includes('<img src=x onerror='), 'the HTML is not shown as text');
+    check(await page.evaluate(() => window.pwned === undefined), 'script ran from the reply');
+    await shot('chat-markdown');
+  });
+
+  await step('chat: a run stopped mid-reply keeps its partial reply after a reload', async () => {
+    await page.fill('#chat-input', 'a slow answer please');
+    await page.keyboard.press('Enter');
+    const bubble = page.locator('#transcript .bubble.md').last();
+    await page.waitForFunction(() => {
+      const b = [...document.querySelectorAll('#transcript .bubble.md')].pop();
+      return b && (b.textContent.match(/still working/g) || []).length >= 3;
+    });
+    await page.click('#chat-stop');
+    await page.locator('#transcript', { hasText: 'Stopped' }).waitFor();
+    const seen = (await bubble.textContent()).trim();
+    await page.reload();
+    await page.locator('#transcript .msg.user', { hasText: 'a slow answer please' }).waitFor();
+    const kept = page.locator('#transcript .bubble.md', { hasText: 'still working' }).last();
+    await kept.waitFor();
+    const after = (await kept.textContent()).trim();
+    check(after.length >= seen.length * 0.9 && after.startsWith('still working'), `after the reload the reply is ${after.length} chars, ${seen.length} were shown`);
+  });
+
   let a2aSession = '';
   await step('sessions: a session started over A2A is found by search, read, and continued in chat', async () => {
     const client = await a2aClient('assistant');
@@ -182,8 +269,14 @@ try {
   await step('sessions: delete one', async () => {
     await go(`#/sessions/${a2aSession}`);
     await page.locator('#session-delete').waitFor();
-    page.once('dialog', (d) => d.accept());
+    // "Keep" (or Escape) keeps it; the question is asked in the page.
     await page.click('#session-delete');
+    await page.locator('#confirm-dialog', { hasText: 'cannot be undone' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('#confirm-dialog').waitFor({ state: 'detached' });
+    check(await page.evaluate(async (sid) => (await fetch(`/api/sessions/${sid}`)).status, a2aSession) === 200, 'Escape deleted the session');
+    await page.click('#session-delete');
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await page.waitForFunction(() => location.hash === '#/sessions');
     await page.locator(`#session-list a[data-session="${a2aSession}"]`).waitFor({ state: 'detached' });
     const r = await page.evaluate(async (sid) => (await fetch(`/api/sessions/${sid}`)).status, a2aSession);
@@ -194,10 +287,35 @@ try {
     await go('#/tools/mcp_everything_echo');
     await page.locator('#tool-detail .schema td', { hasText: 'message' }).first().waitFor();
     await page.fill('#tool-args', '{"message": "called by hand"}');
+    // The JSON and the form from the schema stay in step.
+    await page.waitForFunction(() => document.querySelector('#tool-detail input[name="arg-message"]')?.value === 'called by hand');
     await page.click('#tool-call');
     await page.locator('#tool-call-result pre', { hasText: 'Echo: called by hand' }).waitFor();
     await page.locator('#tool-call-result .badge.untrusted').waitFor();
+    await page.fill('#tool-detail input[name="arg-message"]', 'from the form');
+    check(JSON.parse(await page.inputValue('#tool-args')).message === 'from the form', 'the field did not reach the JSON');
+    await page.click('#tool-call');
+    await page.locator('#tool-call-result pre', { hasText: 'Echo: from the form' }).waitFor();
+    // Both calls in the history, newest first; one click puts arguments back.
+    await page.waitForFunction(() => document.querySelectorAll('#tool-history li').length === 2);
+    await page.locator('#tool-history li').nth(1).locator('button').click();
+    check(await page.inputValue('#tool-detail input[name="arg-message"]') === 'called by hand', 'the history did not restore the arguments');
+    // "Copy as curl" is a command that really makes the call.
+    await page.click('#tool-curl-copy');
+    const curl = await page.locator('#tool-curl pre').textContent();
+    const { execFileSync } = await import('node:child_process');
+    const answer = JSON.parse(execFileSync('/bin/sh', ['-c', curl], { env: { PATH: process.env.PATH, AGENTD_API_KEY: key } }).toString());
+    check(answer.content?.includes('Echo: called by hand'), `the curl command answered ${JSON.stringify(answer)}`);
     await shot('tools');
+    // Every missing or malformed argument is marked at once, before sending.
+    await go('#/tools/mcp_everything_get_sum');
+    await page.locator('#tool-detail input[name="arg-a"]').waitFor();
+    await page.fill('#tool-detail input[name="arg-a"]', 'x');
+    await page.fill('#tool-detail input[name="arg-b"]', '');
+    await page.click('#tool-call');
+    await page.locator('#tool-detail .field.invalid[data-field="a"] .field-error', { hasText: 'not a number' }).waitFor();
+    await page.locator('#tool-detail .field.invalid[data-field="b"] .field-error', { hasText: 'required' }).waitFor();
+    check(await page.locator('#tool-call-result pre').count() === 0, 'the call was sent anyway');
   });
 
   await step('tools: the MCP server goes down when its process is killed, and comes back', async () => {
@@ -221,6 +339,39 @@ try {
     await page.locator('#server-detail .badge', { hasText: 'connected' }).waitFor();
   });
 
+  await step('overview: problems come first, the just-restarted upstream above a failing tool whose repeats are counted', async () => {
+    // Three failing calls of one tool (the upstream refuses the arguments),
+    // and twelve of other tools, more than the old ten-line window held.
+    const call = (name, args) => fetch(`${base}/api/tools/${name}/call`, {
+      method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(args),
+    }).then((r) => r.json());
+    const fails = [];
+    for (let i = 0; i < 3; i++) fails.push(await call('mcp_everything_get_sum', { a: 'not a number' }));
+    for (let i = 0; i < 12; i++) await call('file_read', { path: `missing-${i}.txt` });
+    check(fails.every((r) => r.is_error), `get_sum with bad arguments: ${JSON.stringify(fails[0])}`);
+    await go('#/overview');
+    const problems = page.locator('#ov-problems');
+    const restarted = problems.locator('li.problem[data-server="everything"]', { hasText: 'restarted' });
+    await restarted.waitFor();
+    check(/disconnected|exit|signal|killed/i.test(await restarted.locator('.problem-detail').textContent()), `the restart says no reason: ${await restarted.textContent()}`);
+    const sum = problems.locator('li.problem', { hasText: 'mcp_everything_get_sum failed' });
+    await sum.locator('.problem-count', { hasText: '×3' }).waitFor();
+    // What the upstream said, not the envelope around it.
+    check((await sum.locator('.problem-detail').textContent()).trim().length > 0, 'the failing MCP tool shows no detail');
+    check(await problems.locator('li.problem', { hasText: 'mcp_everything_get_sum' }).count() === 1, 'the repeats are listed, not grouped');
+    check(!(await problems.textContent()).includes('untrusted-data'), `the envelope shows: ${await problems.textContent()}`);
+    const box = await problems.boundingBox();
+    check(box.y < 200, `Recent problems starts ${Math.round(box.y)} px down`);
+    // Token usage per agent and per principal, from the runs (the greetings
+    // each used 42 + 7 tokens).
+    const usage = page.locator('#ov-usage tr.usage-agent', { hasText: 'assistant' });
+    await usage.waitFor();
+    const input = Number((await usage.locator('td').nth(2).textContent()).replace(/\D/g, ''));
+    check(input >= 84 && input % 42 === 0, `assistant's input tokens: ${input}`);
+    await page.locator('#ov-usage tr.usage-principal', { hasText: 'admin' }).waitFor();
+    await shot('overview');
+  });
+
   await step('tools: adding a server shows errors by their fields, then it connects, is disabled, enabled and removed', async () => {
     await go('#/tools');
     await page.click('#add-server-open');
@@ -240,9 +391,44 @@ try {
     await row.locator('.badge', { hasText: 'disabled' }).waitFor();
     await row.locator('button[data-action="enable"]').click();
     await row.locator('.badge', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
-    page.once('dialog', (d) => d.accept());
     await row.locator('button[data-action="remove"]').click();
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await row.waitFor({ state: 'detached' });
+  });
+
+  await step('tools: the add-server form takes headers (secrets by ${NAME}) and OAuth for http servers', async () => {
+    await go('#/tools');
+    await page.click('#add-server-open');
+    await page.fill('#add-server input[name="name"]', 'withheaders');
+    await page.selectOption('#add-server select[name="type"]', 'http');
+    await page.fill('#add-server input[name="url"]', 'http://127.0.0.1:9/mcp');
+    await page.check('#add-server input[name="allow_private"]');
+    await page.fill('#add-server textarea[name="headers"]', 'Authorization: Bearer ${DASH_TEST_TOKEN}\nno colon here');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('#add-server .field.invalid[data-field="headers"] .field-error', { hasText: 'line 2' }).waitFor();
+    await page.fill('#add-server textarea[name="headers"]', 'Authorization: Bearer ${DASH_TEST_TOKEN}\nX-Team: dash');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('tr.server-withheaders').waitFor();
+    await page.click('#add-server-open');
+    await page.fill('#add-server input[name="name"]', 'withoauth');
+    await page.selectOption('#add-server select[name="type"]', 'http');
+    await page.fill('#add-server input[name="url"]', 'http://127.0.0.1:9/mcp');
+    await page.check('#add-server input[name="allow_private"]');
+    await page.selectOption('#add-server select[name="auth"]', 'oauth');
+    check(await page.locator('#add-server textarea[name="headers"]').isHidden(), 'headers shown with OAuth');
+    await page.fill('#add-server input[name="client_id"]', 'agentd-dash');
+    await page.fill('#add-server input[name="scopes"]', 'mcp:tools, read');
+    await page.click('#add-server button[type="submit"]');
+    await page.locator('tr.server-withoauth').waitFor();
+    const cfgs = await page.evaluate(async () => (await (await fetch('/api/mcp/servers')).json()).configured);
+    const byName = Object.fromEntries((cfgs || []).map((c) => [c.name, c]));
+    check(byName.withheaders?.headers?.['X-Team'] !== undefined && byName.withheaders?.headers?.Authorization !== undefined, `stored headers: ${JSON.stringify(byName.withheaders)}`);
+    check(byName.withoauth?.oauth?.client_id === 'agentd-dash' && byName.withoauth.oauth.scopes?.join() === 'mcp:tools,read', `stored oauth: ${JSON.stringify(byName.withoauth)}`);
+    for (const n of ['withheaders', 'withoauth']) {
+      await page.locator(`tr.server-${n} button[data-action="remove"]`).click();
+      await page.click('#confirm-dialog button[data-confirm="yes"]');
+      await page.locator(`tr.server-${n}`).waitFor({ state: 'detached' });
+    }
   });
 
   await step('audit: filters by tool, decision and time', async () => {
@@ -250,8 +436,9 @@ try {
     await page.locator('#audit-results tr.audit-row').first().waitFor();
     const n = await page.locator('#audit-results tr.audit-row').count();
     check(n >= 2, `${n} echo records, want the chat's and the hand call's`);
+    // The operator's: the two calls from the form and the one by curl.
     await page.selectOption('#audit-filters select[name="agent"]', 'operator');
-    await page.waitForFunction(() => document.querySelectorAll('#audit-results tr.audit-row').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('#audit-results tr.audit-row').length === 3);
     await page.selectOption('#audit-filters select[name="agent"]', '');
     await page.selectOption('#audit-filters select[name="decision"]', 'deny');
     await page.locator('#audit-results .empty', { hasText: 'No call matches' }).waitFor();
@@ -261,6 +448,28 @@ try {
     await page.click('#audit-clear');
     await page.locator('#audit-results tr.audit-row').nth(2).waitFor();
     await shot('audit');
+  });
+
+  await step('audit: a principal filter, one-line rows that open into the whole record, and an export of what matches', async () => {
+    await go('#/audit?tool=mcp_everything_echo');
+    await page.locator('#audit-results tr.audit-row').first().waitFor();
+    const rows = await page.locator('#audit-results tr.audit-row').count();
+    const heights = await page.locator('#audit-results tr.audit-row').evaluateAll((trs) => trs.map((t) => t.getBoundingClientRect().height));
+    check(Math.max(...heights) < 44, `audit rows up to ${Math.max(...heights)} px high: more than one line`);
+    await page.fill('#audit-filters input[name="principal"]', 'nobody-at-all');
+    await page.locator('#audit-results .empty', { hasText: 'No call matches' }).waitFor();
+    await page.fill('#audit-filters input[name="principal"]', 'admin');
+    await page.waitForFunction((n) => document.querySelectorAll('#audit-results tr.audit-row').length === n, rows);
+    check(page.url().includes('principal=admin'), `the URL ${page.url()} does not keep the principal`);
+    await page.locator('#audit-results tr.audit-row').first().locator('td').nth(3).click();
+    const detail = page.locator('#audit-results tr.audit-detail');
+    await detail.locator('dt', { hasText: 'args_digest' }).waitFor();
+    check(/^[0-9a-f]{64}$/.test((await detail.locator('dt:text-is("args_digest") + dd').textContent()).trim()), 'the record\'s digest is not shown');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#audit-export-csv')]);
+    const csv = readFileSync(await download.path(), 'utf8').trim().split('\n');
+    check(csv[0].startsWith('id,time,agent,principal') && csv.length === rows + 1, `the CSV has ${csv.length} lines for ${rows} records: ${csv[0]}`);
+    check(csv.slice(1).every((l) => l.includes('mcp_everything_echo') && l.includes(',admin,')), 'the CSV holds records the filters do not match');
+    await page.click('#audit-clear');
   });
 
   await step('audit: pages through 10,000 records with their total', async () => {
@@ -304,8 +513,8 @@ try {
     await page.locator('#a2a-detail .badge', { hasText: 'working' }).waitFor();
     await page.locator('#a2a-detail .msg.user .bubble', { hasText: 'a slow research task' }).waitFor();
     await shot('a2a');
-    page.once('dialog', (d) => d.accept());
     await page.click(`#a2a-detail button[data-cancel="${t.id}"]`);
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await page.locator('#a2a-detail .badge', { hasText: 'canceled' }).waitFor();
     const after = await client.getTask({ id: t.id }, a2aOpts);
     check(TaskState[after.status.state] === 'TASK_STATE_CANCELED', `the SDK sees ${TaskState[after.status.state]}`);
@@ -327,7 +536,18 @@ try {
     await page.click('#agent-save');
     await page.locator('#agent-form .field.invalid[data-field="provider"] .field-error', { hasText: 'not configured' }).waitFor();
     check(await page.locator('#agent-form .field.invalid').count() === 1, 'the fixed field still shows its error');
+    // Every problem at once, each by its own field: a negative max_tokens
+    // marks only max_tokens, and a malformed glob is refused by the server.
+    await page.fill('#agent-form input[name="max_tokens"]', '-1');
+    await page.fill('#agent-form textarea[name="tools"]', 'file_*\n[');
+    await page.click('#agent-save');
+    await page.locator('#agent-form .field.invalid[data-field="tools"] .field-error', { hasText: 'not a valid pattern' }).waitFor();
+    await page.locator('#agent-form .field.invalid[data-field="max_tokens"] .field-error', { hasText: 'must not be negative' }).waitFor();
+    await page.locator('#agent-form .field.invalid[data-field="provider"] .field-error', { hasText: 'not configured' }).waitFor();
+    const marked = await page.locator('#agent-form .field.invalid').evaluateAll((fs) => fs.map((f) => f.dataset.field).sort().join(','));
+    check(marked === 'max_tokens,provider,tools', `marked fields: ${marked}`);
     await shot('agents-errors');
+    await page.fill('#agent-form input[name="max_tokens"]', '');
     await page.fill('#agent-form input[name="provider"]', 'fake');
     await page.fill('#agent-form input[name="description"]', 'Writes release notes.');
     await page.fill('#agent-form textarea[name="tools"]', 'file_*');
@@ -346,8 +566,8 @@ try {
     const saved = await page.evaluate(async () => (await (await fetch('/api/agents/writer')).json()).manifest);
     check(saved.temperature === 0.3 && saved.description === 'Writes release notes.' && saved.tools[0] === 'file_*', `stored: ${JSON.stringify(saved)}`);
     await shot('agents');
-    page.once('dialog', (d) => d.accept());
     await page.click('#agent-delete');
+    await page.click('#confirm-dialog button[data-confirm="yes"]');
     await page.waitForFunction(() => location.hash === '#/agents');
     await page.locator('#agent-list a[data-agent="writer"]').waitFor({ state: 'detached' });
   });
@@ -369,7 +589,12 @@ try {
     await card.waitFor({ state: 'detached' });
     await go(`#/sessions/${res.session_id}`);
     await page.locator('#session-transcript .bubble', { hasText: 'Wrote notes.txt after your approval.' }).waitFor();
-    await page.locator('#session-transcript details.tool[data-tool="file_write"] .tool-output', { hasText: 'notes.txt' }).waitFor();
+    // A stored call that worked is one line (what it got → what came back), opened on a click.
+    const stored = page.locator('#session-transcript details.tool[data-tool="file_write"]');
+    await stored.locator('summary .tool-preview', { hasText: 'notes.txt' }).waitFor();
+    check(!(await stored.evaluate((d) => d.open)), 'the stored tool card is open');
+    await stored.locator('summary').click();
+    await stored.locator('.tool-output', { hasText: 'notes.txt' }).waitFor();
   });
 
   await step('approvals: in a chat the decision is offered inline, and "always in this session" holds', async () => {
@@ -396,6 +621,16 @@ try {
     await go('#/approvals');
     const card = page.locator(`article.approval[data-task="${t.id}"]`);
     await card.waitFor();
+    // The call and its arguments, not the protocol's JSON, and a clock.
+    check(await card.getAttribute('data-tool') === 'file_write', `the A2A card's tool: ${await card.getAttribute('data-tool')}`);
+    await card.locator('pre.approval-args', { hasText: '"path": "notes.txt"' }).waitFor();
+    check(!(await card.textContent()).includes('approval_request'), 'the card shows the raw question');
+    const clock = card.locator('.countup');
+    const first = await clock.textContent();
+    await page.waitForFunction((f) => document.querySelector('article.approval .countup')?.textContent !== f, first, { timeout: 5000 });
+    // The nav badge counts the A2A approval.
+    await page.locator('#approvals-count', { hasText: '1' }).waitFor({ timeout: 10_000 });
+    await shot('approvals-a2a');
     await card.locator('button[data-reply="yes"]').click();
     let state = '';
     for (let i = 0; i < 100 && state !== 'TASK_STATE_COMPLETED'; i++) {
@@ -405,6 +640,39 @@ try {
     }
     check(state === 'TASK_STATE_COMPLETED', `the task is ${state}`);
     await card.waitFor({ state: 'detached' });
+  });
+
+  await step('contrast: every text is at least 4.5:1 against its background, in the light and the dark theme', async () => {
+    const pages = [['#/overview', '#ov-agents'], ['#/agents/new', '#agent-form'], [`#/chat/assistant/${chatSession}`, '#transcript details.tool'],
+      ['#/audit', '#audit-results tr.audit-row'], ['#/tools', '#tool-list, .server-row'], ['#/sessions', '#session-list']];
+    const bad = [];
+    for (const theme of ['light', 'dark']) {
+      if (await page.evaluate(() => document.documentElement.dataset.theme) !== theme) await page.click('#theme-toggle');
+      for (const [hash, ready] of pages) {
+        await go(hash);
+        await page.locator(ready).first().waitFor();
+        // The faint text itself, measured where it stands (the check below
+        // covers it too; this says which color to fix).
+        for (const f of await contrast(page)) bad.push(`${theme} ${hash}: ${f.ratio}:1 "${f.text}" (${f.cls}, ${f.color})`);
+      }
+    }
+    if (await page.evaluate(() => document.documentElement.dataset.theme) !== 'light') await page.click('#theme-toggle');
+    check(bad.length === 0, `text under 4.5:1:\n${[...new Set(bad)].slice(0, 40).join('\n')}`);
+  });
+
+  await step('polling: an idle overview tab asks little, and its times move on between polls', async () => {
+    await go('#/overview');
+    await page.locator('#ov-problems').waitFor();
+    const seen = [];
+    const count = (r) => { if (r.url().includes('/api/')) seen.push(new URL(r.url()).pathname); };
+    page.on('request', count);
+    const up0 = await page.locator('#uptime').textContent();
+    await page.waitForTimeout(15_000); // a measurement window, not a wait for anything
+    page.off('request', count);
+    const perMinute = seen.length * 4;
+    console.log(`     idle overview: ${perMinute} requests a minute (${[...new Set(seen)].join(' ')})`);
+    check(perMinute <= 130, `an idle overview makes ${perMinute} requests a minute`);
+    check(await page.locator('#uptime').textContent() !== up0, 'the uptime froze');
   });
 
   await step('screenshots of the pages as a user finds them after all that', async () => {

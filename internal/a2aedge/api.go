@@ -234,6 +234,35 @@ type TaskView struct {
 	History []ViewMessage `json:"history,omitempty"`
 	// Text is what the task produced, as text (the detail view only).
 	Text string `json:"text,omitempty"`
+	// Approval is the tool call an input-required task asks its client
+	// to approve, read from the question's data part.
+	Approval *TaskApproval `json:"approval,omitempty"`
+}
+
+// TaskApproval is the call an A2A approval question is about. It has no
+// deadline: the task waits for its client (or an operator) to answer.
+type TaskApproval struct {
+	Tool      string `json:"tool"`
+	Arguments any    `json:"arguments,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	CallID    string `json:"call_id,omitempty"`
+}
+
+// approvalOf reads the approval_request data part approvalMessage puts
+// in an input-required task's status message, if there is one.
+func approvalOf(t *a2a.Task) *TaskApproval {
+	if t.Status.State != a2a.TaskStateInputRequired || t.Status.Message == nil {
+		return nil
+	}
+	for _, p := range t.Status.Message.Parts {
+		d, ok := p.Data().(map[string]any)
+		if !ok || d["type"] != "approval_request" {
+			continue
+		}
+		str := func(k string) string { v, _ := d[k].(string); return v }
+		return &TaskApproval{Tool: str("tool"), Arguments: d["arguments"], Reason: str("reason"), CallID: str("callId")}
+	}
+	return nil
 }
 
 // ViewMessage is one message of a TaskView.
@@ -279,7 +308,7 @@ func messageText(m *a2a.Message) string {
 
 func viewOf(t *a2a.Task, agent string, created, updated time.Time, full bool) TaskView {
 	v := TaskView{ID: string(t.ID), ContextID: t.ContextID, Agent: agent, State: StateWord(t.Status.State), Terminal: t.Status.State.Terminal(),
-		CreatedAt: created, UpdatedAt: updated, Status: messageText(t.Status.Message)}
+		CreatedAt: created, UpdatedAt: updated, Status: messageText(t.Status.Message), Approval: approvalOf(t)}
 	for _, m := range t.History {
 		if m != nil && m.Role == a2a.MessageRoleUser {
 			title := []rune(messageText(m))

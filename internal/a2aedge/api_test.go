@@ -3,6 +3,7 @@ package a2aedge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -132,6 +133,14 @@ func TestAPIReplyAnswersApproval(t *testing.T) {
 		}
 		id := res.(*a2a.Task).ID
 		f.waitTask(id, a2a.TaskStateInputRequired)
+		// The dashboard's view names the call and its arguments.
+		code, view := f.get("/api/a2a/tasks/" + string(id))
+		var got struct{ View TaskView }
+		err = json.Unmarshal(view, &got)
+		if v := got.View; code != 200 || err != nil || v.Approval == nil || v.Approval.Tool != "danger" ||
+			fmt.Sprint(v.Approval.Arguments) != "map[what:rm]" || v.Approval.Reason == "" {
+			t.Fatalf("the waiting task's view: %d %s", code, view)
+		}
 		body := `{"approved":false}`
 		if tc.approved {
 			body = `{"approved":true}`

@@ -29,6 +29,10 @@ type RunInfo struct {
 	Iterations int        `json:"iterations,omitempty"`
 	// ToolCalls counts the calls the run made so far.
 	ToolCalls int `json:"tool_calls,omitempty"`
+	// InputTokens and OutputTokens are what the run's model calls used,
+	// as the provider reported them (set when the run ends).
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
 }
 
 // maxRecentRuns bounds the finished runs kept in memory.
@@ -90,6 +94,7 @@ func (l *runLog) finish(id string, res *RunResult, err error) {
 	ri.Ended, ri.Running = &now, false
 	if res != nil {
 		ri.StopReason, ri.Iterations = res.StopReason, res.Iterations
+		ri.InputTokens, ri.OutputTokens = res.Usage.InputTokens, res.Usage.OutputTokens
 		if res.SessionID != "" {
 			ri.SessionID = res.SessionID
 		}

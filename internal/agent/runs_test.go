@@ -27,9 +27,9 @@ func TestRunsAreListed(t *testing.T) {
 		case r.LastUserText() == "fail":
 			return llmtest.Reply{Status: 400, ErrorMessage: "bad model"}
 		case r.Messages[len(r.Messages)-1].Role == llm.RoleTool:
-			return llmtest.Reply{Text: "finished"}
+			return llmtest.Reply{Text: "finished", Usage: llm.Usage{InputTokens: 70, OutputTokens: 5}}
 		}
-		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("slow", `{}`)}}
+		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("slow", `{}`)}, Usage: llm.Usage{InputTokens: 50, OutputTokens: 15}}
 	}, []manifest.Manifest{assistant("slow")}, slow)
 
 	done := make(chan *agent.RunResult)
@@ -45,7 +45,8 @@ func TestRunsAreListed(t *testing.T) {
 	close(release)
 	res := <-done
 	runs = e.k.Runs()
-	if len(runs) != 1 || runs[0].Running || runs[0].Ended == nil || runs[0].StopReason != agent.StopEndTurn || runs[0].SessionID != res.SessionID || runs[0].Iterations != 2 {
+	if len(runs) != 1 || runs[0].Running || runs[0].Ended == nil || runs[0].StopReason != agent.StopEndTurn || runs[0].SessionID != res.SessionID || runs[0].Iterations != 2 ||
+		runs[0].InputTokens != 120 || runs[0].OutputTokens != 20 {
 		t.Fatalf("after the run: %+v", runs)
 	}
 

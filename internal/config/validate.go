@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -467,12 +468,15 @@ func checkManifest(r *report, src *source, p fieldPath, m *manifest.Manifest, pr
 		return
 	}
 	if err := m.Validate(); err != nil {
-		field, msg, ok := strings.Cut(err.Error(), ": ")
-		if !ok || strings.ContainsAny(field, " ,") {
-			r.add(src, p, "%s", err.Error())
-			return
+		// One problem a line, each by its field.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			field, msg, ok := strings.Cut(line, ": ")
+			if !ok || strings.ContainsAny(field, " ,") {
+				r.add(src, p, "%s", line)
+				continue
+			}
+			r.add(src, append(slices.Clip(p), parsePath(field)...), "%s", msg)
 		}
-		r.add(src, append(p, parsePath(field)...), "%s", msg)
 	}
 }
 

@@ -217,12 +217,19 @@ func TestDashboardAPIs(t *testing.T) {
 			{"/api/agents", `{"name":"x","provider":"fake"}`, "model", nil},
 			{"/api/agents", `{"name":"x","provider":"nope","model":"m"}`, "provider", nil},
 			{"/api/agents", `{"name":"x","provider":"fake","model":"m","temperature":"hot"}`, "temperature", nil},
-			{"/api/agents", `{"name":"x","provider":"fake","model":"m","max_tokens":-1}`, "max_iterations", []string{"max_tokens", "token_budget"}},
+			// One bad max_tokens marks max_tokens alone (it marked three).
+			{"/api/agents", `{"name":"x","provider":"fake","model":"m","max_tokens":-1}`, "max_tokens", nil},
+			// Every problem at once, each by its field; a malformed glob too.
+			{"/api/agents", `{"name":"bad name","provider":"nope","model":"m","max_tokens":-2,"tools":["file_*","["]}`, "name", []string{"provider", "max_tokens", "tools[1]"}},
 		} {
 			code, out := do("POST", tc.path, tc.body)
 			field, all := fields(out)
 			if code != 400 || field != tc.field {
 				t.Errorf("POST %s %s: %d field %q, want 400 field %q (%v)", tc.path, tc.body, code, field, tc.field, out)
+			}
+			// A decode error (temperature "hot") names its field without a fields map.
+			if tc.path == "/api/agents" && len(all) > 0 && len(all) != 1+len(tc.also) {
+				t.Errorf("POST %s %s: fields %v, want %q and %q only", tc.path, tc.body, all, tc.field, tc.also)
 			}
 			for _, f := range tc.also {
 				if all[f] == nil {

@@ -297,16 +297,28 @@ func (a *API) updateAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) putAgent(w http.ResponseWriter, r *http.Request, m manifest.Manifest, status int) error {
+	var bad *Error
 	if err := m.Validate(); err != nil {
-		return invalid(err)
+		bad = invalid(err)
 	}
-	if m.Kind == "" || m.Kind == manifest.KindLLM {
+	if (m.Kind == "" || m.Kind == manifest.KindLLM) && m.Provider != "" {
 		// An unknown provider would only fail at the first message; a
 		// missing API key is the operator's to fix later, not an error here.
+		// It joins the manifest's problems: a form shows them all at once.
 		if _, err := a.opts.Kernel.Provider(m.Provider); err != nil && !errors.Is(err, llm.ErrAuth) {
-			return &Error{Status: http.StatusBadRequest, Code: "invalid", Message: "provider: " + err.Error(), Field: "provider",
-				Fields: map[string]string{"provider": err.Error()}}
+			if bad == nil {
+				bad = &Error{Status: http.StatusBadRequest, Code: "invalid", Message: "provider: " + err.Error(), Field: "provider", Fields: map[string]string{}}
+			} else {
+				bad.Message += "\nprovider: " + err.Error()
+				if bad.Fields == nil {
+					bad.Fields = map[string]string{}
+				}
+			}
+			bad.Fields["provider"] = err.Error()
 		}
+	}
+	if bad != nil {
+		return bad
 	}
 	if err := a.opts.Kernel.Agents().Put(r.Context(), m); err != nil {
 		return err

@@ -4,7 +4,9 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
+	"path"
 	"regexp"
 )
 
@@ -81,34 +83,52 @@ func ValidReasoning(s string) bool {
 
 // Validate reports the first problem with m, naming the field.
 func (m *Manifest) Validate() error {
+	// Every problem, one "field: what" line each, so that a form can mark
+	// each field at once instead of one per submit.
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if !ValidName(m.Name) {
-		return fmt.Errorf("name: %q is not a valid agent name (1-64 letters, digits, '-' or '_')", m.Name)
+		bad("name: %q is not a valid agent name (1-64 letters, digits, '-' or '_')", m.Name)
 	}
 	switch m.Kind {
 	case "", KindLLM:
 		if m.Provider == "" {
-			return fmt.Errorf("provider: required for agent %q", m.Name)
+			bad("provider: required for agent %q", m.Name)
 		}
 		if m.Model == "" {
-			return fmt.Errorf("model: required for agent %q", m.Name)
+			bad("model: required for agent %q", m.Name)
 		}
 	case KindMCPProxy:
 	default:
-		return fmt.Errorf("kind: %q is not one of %q, %q", m.Kind, KindLLM, KindMCPProxy)
+		bad("kind: %q is not one of %q, %q", m.Kind, KindLLM, KindMCPProxy)
 	}
-	if m.MaxIterations < 0 || m.MaxTokens < 0 || m.TokenBudget < 0 {
-		return fmt.Errorf("max_iterations, max_tokens, token_budget: must not be negative")
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max_iterations", m.MaxIterations}, {"max_tokens", m.MaxTokens}, {"token_budget", m.TokenBudget}} {
+		if f.v < 0 {
+			bad("%s: %d must not be negative", f.name, f.v)
+		}
 	}
 	if !ValidReasoning(m.Reasoning) {
-		return fmt.Errorf("reasoning: %q is not one of \"low\", \"medium\", \"high\"", m.Reasoning)
+		bad("reasoning: %q is not one of \"low\", \"medium\", \"high\"", m.Reasoning)
 	}
 	if m.Temperature != nil && (*m.Temperature < 0 || *m.Temperature > 2) {
-		return fmt.Errorf("temperature: %v is outside 0..2", *m.Temperature)
+		bad("temperature: %v is outside 0..2", *m.Temperature)
+	}
+	for i, t := range m.Tools {
+		// A malformed glob matches nothing (policy.Match): the agent would
+		// silently lose the tools it was meant to have.
+		if t == "" {
+			bad("tools[%d]: empty pattern", i)
+		} else if _, err := path.Match(t, ""); err != nil {
+			bad("tools[%d]: %q is not a valid pattern (use *, ? and [...])", i, t)
+		}
 	}
 	for i, s := range m.Skills {
 		if s.ID == "" || s.Name == "" {
-			return fmt.Errorf("skills[%d]: id and name are required", i)
+			bad("skills[%d]: id and name are required", i)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -115,6 +115,13 @@ func TestCrashMidCallFailsAtOnceAndReconnects(t *testing.T) {
 	if st.ToolsCount == 0 {
 		t.Error("no tools after reconnect")
 	}
+	// Reconnected, the drop keeps its time and reason (last_error is
+	// cleared): the dashboard shows a restart it never saw as down.
+	if st.LastError != "" || st.LastDownAt == nil || st.LastDownAt.Before(start) || !contains(st.LastDownError, "disconnected") ||
+		st.ConnectedSince == nil || st.ConnectedSince.Before(*st.LastDownAt) {
+		t.Errorf("after the restart: last_error %q, last_down_at %v, last_down_error %q, connected_since %v",
+			st.LastError, st.LastDownAt, st.LastDownError, st.ConnectedSince)
+	}
 	if pgidOf(t, m, "faults") == pgid {
 		t.Error("same process after reconnect")
 	}

@@ -71,6 +71,12 @@ type server struct {
 	state      string
 	lastErr    string
 	reconnects int
+	// lastDown and lastDownErr outlive the reconnect that clears lastErr:
+	// an upstream killed and back within a poll is otherwise only a
+	// counter that moved, with no time and no reason to show.
+	lastDown    time.Time
+	lastDownErr string
+	upSince     time.Time
 	everUp     bool
 	protocol   string
 	info       *mcp.Implementation
@@ -156,6 +162,9 @@ func (s *server) setState(state string, err error) {
 	s.state = state
 	if err != nil {
 		s.lastErr = s.redact(err.Error())
+		if state == StateFailed {
+			s.lastDown, s.lastDownErr = time.Now(), s.lastErr
+		}
 	}
 	s.notifyLocked()
 	s.mu.Unlock()
@@ -268,6 +277,7 @@ func (s *server) up(sess *session, tools []*mcpTool) {
 	s.sess = sess
 	s.state = StateConnected
 	s.lastErr = ""
+	s.upSince = time.Now()
 	if res != nil {
 		s.protocol = res.ProtocolVersion
 		s.info = res.ServerInfo
@@ -296,6 +306,7 @@ func (s *server) down(sess *session, reason error) {
 	s.state = StateConnecting
 	if reason != nil {
 		s.lastErr = s.redact(reason.Error())
+		s.lastDown, s.lastDownErr = time.Now(), s.lastErr
 	}
 	s.notifyLocked()
 	s.mu.Unlock()

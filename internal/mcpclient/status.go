@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"slices"
+	"time"
 
 	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/sandbox"
@@ -23,6 +24,13 @@ type ServerStatus struct {
 	LastError  string   `json:"last_error,omitempty"`
 	// Reconnects counts sessions re-established after a drop.
 	Reconnects      int         `json:"reconnects"`
+	// LastDownAt and LastDownError are when and why the server last
+	// dropped or failed to connect; unlike LastError they are kept after
+	// it reconnects, so a restart within seconds still shows.
+	LastDownAt    *time.Time `json:"last_down_at,omitempty"`
+	LastDownError string     `json:"last_down_error,omitempty"`
+	// ConnectedSince is when the current session came up.
+	ConnectedSince *time.Time `json:"connected_since,omitempty"`
 	ProtocolVersion string      `json:"protocol_version,omitempty"`
 	ServerInfo      *ServerInfo `json:"server_info,omitempty"`
 	// AuthorizeURL is the URL the user must open to authorize agentd,
@@ -80,6 +88,7 @@ func (m *Manager) Status() []ServerStatus {
 			Collisions:      slices.Clone(s.collisions),
 			LastError:       s.lastErr,
 			Reconnects:      s.reconnects,
+			LastDownError:   s.lastDownErr,
 			ProtocolVersion: s.protocol,
 			Sandbox:         m.sandboxStatus(s.cfg),
 		}
@@ -87,6 +96,14 @@ func (m *Manager) Status() []ServerStatus {
 			// Never wait here: the handler may be mid-construction.
 			st.AuthorizeURL = s.oauth.authorizeURL()
 			s.oauthMu.Unlock()
+		}
+		if !s.lastDown.IsZero() {
+			t := s.lastDown.UTC()
+			st.LastDownAt = &t
+		}
+		if st.Connected && !s.upSince.IsZero() {
+			t := s.upSince.UTC()
+			st.ConnectedSince = &t
 		}
 		if s.info != nil {
 			st.ServerInfo = &ServerInfo{Name: s.info.Name, Title: s.info.Title, Version: s.info.Version}

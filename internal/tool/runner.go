@@ -508,8 +508,11 @@ func (s *Scope) audit(ctx context.Context, call llm.ToolCall, out Outcome) {
 	case out.cancelled != "":
 		detail = out.cancelled
 	case detail == "" && out.Result.IsError:
-		// Refused before the tool ran: never wrapped.
-		detail = firstLine(out.Result.Content, 200)
+		// Refused before the tool ran, or the tool's own error result:
+		// the envelope's opening tag would be the whole first line, so
+		// the record keeps what the tool said (its untrusted flag says
+		// whose).
+		detail = firstLine(UnwrapUntrusted(out.Result.Content), 200)
 	}
 	if out.answeredBy != "" {
 		// Who answered comes first: the rest may be cut.
@@ -622,6 +625,20 @@ func WrapUntrusted(source, content string) string {
 // IsUntrustedBlock reports whether s was produced by WrapUntrusted.
 func IsUntrustedBlock(s string) bool {
 	return strings.HasPrefix(s, "<untrusted-data source=") && strings.HasSuffix(s, untrustedClose)
+}
+
+// UnwrapUntrusted returns the content of a block WrapUntrusted made, and
+// any other text unchanged: for people (the audit log, an editor), to
+// whom the envelope means nothing.
+func UnwrapUntrusted(s string) string {
+	if !IsUntrustedBlock(s) {
+		return s
+	}
+	_, body, ok := strings.Cut(s, "\n")
+	if !ok {
+		return s
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(body, untrustedClose), "\n")
 }
 
 func sourceLabel(sp Spec) string {

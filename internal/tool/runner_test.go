@@ -503,3 +503,24 @@ func TestUntrustedErrorDetail(t *testing.T) {
 		t.Fatalf("audited %q %q", rec.Outcome, rec.Detail)
 	}
 }
+
+// An upstream's error is audited as what it said, not as the envelope's
+// opening tag (which was the whole first line).
+func TestAuditDetailOfAnUntrustedErrorIsItsText(t *testing.T) {
+	up := newTool("mcp_calc_sum", OriginMCP)
+	up.spec.Server = "calc"
+	up.fn = func(context.Context, *Call) (Result, error) {
+		return Result{Content: "a: expected a number\nmore detail", IsError: true}, nil
+	}
+	r, audit := setup(t, RunnerOptions{}, up)
+	out := r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}}).Call(context.Background(), call("mcp_calc_sum", `{"a":"x"}`), nil)
+	if !IsUntrustedBlock(out.Result.Content) {
+		t.Fatalf("the model's copy lost its envelope: %q", out.Result.Content)
+	}
+	if rec := audit.recs[0]; rec.Outcome != "error" || rec.Detail != "a: expected a number" || !rec.Untrusted {
+		t.Fatalf("audit = %+v", rec)
+	}
+	if got := UnwrapUntrusted("plain text"); got != "plain text" {
+		t.Fatalf("UnwrapUntrusted(plain) = %q", got)
+	}
+}

@@ -107,12 +107,21 @@ func model(r *llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall(echoTool, `{"message":"untrusted input"}`)}}
 	case strings.Contains(text, "picture"):
 		return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall(imageTool, `{}`)}}
+	case strings.Contains(text, "markdown"):
+		return llmtest.Reply{Text: mdReply, Chunks: 7}
 	case strings.Contains(text, "slow"):
 		return llmtest.Reply{Text: strings.Repeat("still working… ", 400), Chunks: 400, Delay: 100 * time.Millisecond}
 	default:
-		return llmtest.Reply{Thinking: "A greeting; answer briefly.", Text: "Hello! I am agentd's scripted test model.", Chunks: 4, Delay: 20 * time.Millisecond}
+		return llmtest.Reply{Thinking: "A greeting; answer briefly.", Text: "Hello! I am agentd's scripted test model.", Chunks: 4, Delay: 20 * time.Millisecond,
+			Usage: llm.Usage{InputTokens: 42, OutputTokens: 7}}
 	}
 }
+
+// mdReply is Markdown as models write it, with HTML and a javascript:
+// link the dashboard must show as text.
+const mdReply = "## Steps\n\n1. Run **make build**\n2. Read the [docs](https://example.org/docs)\n\n" +
+	"```go\nfmt.Println(\"<b>not bold</b>\")\n```\n\n" +
+	"Inline `code`, *emphasis*, <img src=x onerror=\"window.pwned=1\"> and [a trap](javascript:window.pwned=2)."
 
 // TestDashboardInBrowser runs interop/dashboard-e2e.mjs against a daemon
 // with an API key: it logs in, chats, approves, watches an MCP server die

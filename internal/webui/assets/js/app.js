@@ -4,7 +4,7 @@
 // through ctx, which stops when the user leaves the page.
 
 import { api, setCSRF, setUnauthorizedHandler } from './api.js';
-import { h, replace, duration, errorBox } from './dom.js';
+import { h, replace, duration, ago, errorBox } from './dom.js';
 import { icon } from './icons.js';
 
 export const PAGES = [
@@ -76,8 +76,8 @@ setUnauthorizedHandler(() => {
 // ---- shell ----
 function buildShell() {
   const nav = h('ul', null, PAGES.map((p) => h('li', null,
-    h('a', { href: `#/${p.id}`, id: `nav-${p.id}`, dataset: { page: p.id } },
-      h('span', { class: 'ico' }, icon(p.icon)), p.label,
+    h('a', { href: `#/${p.id}`, id: `nav-${p.id}`, dataset: { page: p.id }, title: p.label },
+      h('span', { class: 'ico', 'aria-hidden': 'true' }, icon(p.icon)), h('span', { class: 'nav-label' }, p.label),
       p.id === 'approvals' ? h('span', { class: 'count', id: 'approvals-count', hidden: true, 'aria-label': 'pending approvals' }) : null))));
   const health = h('span', { class: 'health', id: 'health' }, h('span', { class: 'dot' }), h('span', { class: 'label' }, 'connecting…'));
   const logout = h('button', { class: 'btn ghost icon-btn', type: 'button', title: 'Log out', 'aria-label': 'Log out', onclick: logoutNow }, icon('logout'));
@@ -111,13 +111,18 @@ async function logoutNow() {
 
 // ---- health and badges (always on) ----
 let healthTimer = 0;
+let tickTimer = 0;
+let a2aOn = true;
+let upAt = 0; // when the daemon started, by this browser's clock
 async function refreshHealth() {
   if (!shell) return;
   const el = shell.health;
   try {
     const hl = await api.get('/api/health');
+    upAt = Date.now() - hl.uptime_seconds * 1000;
     replace(el, h('span', { class: 'dot ok' }),
-      h('span', { class: 'label' }, `${hl.version} · up ${duration(hl.uptime_seconds)}`));
+      h('span', { class: 'label', id: 'uptime' }, `${hl.version} · up ${duration(hl.uptime_seconds)}`));
+    el.dataset.version = hl.version;
     el.title = 'agentd is healthy';
   } catch (e) {
     replace(el, h('span', { class: 'dot err' }), h('span', { class: 'label' }, 'unreachable'));
@@ -125,7 +130,13 @@ async function refreshHealth() {
   }
   try {
     const ap = await api.get('/api/approvals');
-    const n = (ap.approvals || []).length;
+    // A2A tasks waiting for an approval are on the same page: counted too
+    // (not asked again once the daemon said A2A is off).
+    let tasks = { tasks: [] };
+    if (a2aOn) {
+      tasks = await api.get('/api/a2a/tasks?state=input-required').catch((e) => { if (e.status === 404) a2aOn = false; return { tasks: [] }; });
+    }
+    const n = (ap.approvals || []).length + (tasks.tasks || []).filter((t) => t.approval).length;
     const c = document.getElementById('approvals-count');
     if (c) { c.hidden = n === 0; c.textContent = String(n); }
   } catch { /* older daemon or no right */ }
@@ -207,8 +218,16 @@ function start() {
   shell = buildShell();
   clearInterval(healthTimer);
   refreshHealth();
-  // Often enough that the approvals badge is never long out of date.
-  healthTimer = setInterval(() => { if (!document.hidden) refreshHealth(); }, 2000);
+  // The badge within 5 s of a new approval; between polls the uptime and
+  // every "… ago" move on by the local clock, with no request.
+  healthTimer = setInterval(() => { if (!document.hidden) refreshHealth(); }, 5000);
+  clearInterval(tickTimer);
+  tickTimer = setInterval(() => {
+    if (document.hidden) return;
+    const up = document.getElementById('uptime');
+    if (up && upAt) up.textContent = `${document.getElementById('health')?.dataset.version || ''} · up ${duration((Date.now() - upAt) / 1000)}`;
+    for (const t of document.querySelectorAll('time[data-ago]')) t.textContent = ago(t.getAttribute('datetime'));
+  }, 1000);
   route();
 }
 

@@ -173,7 +173,7 @@ export function ago(ts) {
 
 /** timeAgo is a <time> element showing ago(ts) with the full time as a tooltip. */
 export function timeAgo(ts) {
-  return h('time', { datetime: ts, title: time(ts), class: 'nowrap' }, ago(ts));
+  return h('time', { datetime: ts, title: time(ts), class: 'nowrap', dataset: { ago: '' } }, ago(ts));
 }
 
 /** duration formats seconds as "1 h 4 min", "3 min 2 s", "850 ms". */
@@ -210,4 +210,24 @@ export function same(a, b) {
 export function debounce(f, ms) {
   let t;
   return (...args) => { clearTimeout(t); t = setTimeout(() => f(...args), ms); };
+}
+
+/**
+ * confirmInPage asks a yes/no question in a modal <dialog> of the page
+ * (not window.confirm, which blocks the tab, cannot be styled and which
+ * browsers let the user suppress). Escape or "Keep" answers no. It
+ * resolves true when the user confirms.
+ */
+export function confirmInPage(message, { yes = 'Confirm', no = 'Keep', danger = true } = {}) {
+  return new Promise((resolve) => {
+    const d = h('dialog', { class: 'confirm card', id: 'confirm-dialog', 'aria-labelledby': 'confirm-msg' },
+      h('p', { id: 'confirm-msg' }, message),
+      h('form', { method: 'dialog', class: 'actions' },
+        h('button', { class: 'btn', value: 'no', dataset: { confirm: 'no' } }, no),
+        h('button', { class: ['btn', danger ? 'danger' : 'primary'], value: 'yes', dataset: { confirm: 'yes' } }, yes)));
+    d.addEventListener('close', () => { d.remove(); resolve(d.returnValue === 'yes'); });
+    document.body.append(d);
+    d.showModal();
+    d.querySelector('[data-confirm="no"]').focus();
+  });
 }

@@ -3,7 +3,8 @@
 // marked), and images. Fed with stored messages (GET /api/sessions/{id})
 // or with a run's live events (the SSE stream of POST .../messages).
 
-import { h, append, badge, spinner, pretty, dataURL } from './dom.js';
+import { h, append, replace, badge, spinner, pretty, dataURL } from './dom.js';
+import { markdown } from './markdown.js';
 
 const UNTRUSTED = /^<untrusted-data source="([^"]*)">\n([\s\S]*)\n<\/untrusted-data>$/;
 
@@ -52,7 +53,8 @@ export class Transcript {
         break;
       }
       case 'tool':
-        for (const r of m.tool_results || []) this.toolResult(r, !!unwrap(r.content));
+        // A stored call that worked collapses to its summary line.
+        for (const r of m.tool_results || []) this.toolResult(r, !!unwrap(r.content), true);
         break;
       default:
     }
@@ -84,13 +86,13 @@ export class Transcript {
     this.scroll();
   }
 
-  toolResult(r, untrusted) {
+  toolResult(r, untrusted, collapse = false) {
     let card = this.cards.get(r.call_id);
     if (!card) {
       card = this.agentTurn().tool({ id: r.call_id, name: r.name, arguments: null });
       this.cards.set(r.call_id, card);
     }
-    card.result(r, untrusted);
+    card.result(r, untrusted, collapse);
     this.scroll();
   }
 
@@ -142,13 +144,16 @@ class Turn {
   }
 
   text(text, live) {
+    // The model's reply is Markdown, rendered to nodes (never HTML), and
+    // rendered again as deltas arrive: an open code fence shows as code.
     if (live && this.last?.kind === 'text') {
-      this.last.el.textContent += text;
+      this.last.raw += text;
+      replace(this.last.el, markdown(this.last.raw));
       return;
     }
-    const b = h('div', { class: 'bubble' }, text);
+    const b = h('div', { class: 'bubble md' }, markdown(text));
     this.parts.append(b);
-    this.last = { kind: 'text', el: b };
+    this.last = { kind: 'text', el: b, raw: text };
   }
 
   tool(c) {
@@ -159,14 +164,20 @@ class Turn {
   }
 }
 
+function oneLine(text, n) {
+  const s = String(text).replace(/\s+/g, ' ').trim();
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
 class ToolCard {
   constructor(c) {
     this.state = h('span', { class: 'tool-state' }, spinner(`${c.name} is running`));
     this.flags = h('span', { class: 'row' });
     this.body = h('div');
     this.prog = h('div', { class: 'small faint' });
+    this.preview = h('span', { class: 'tool-preview small muted' }, c.arguments != null ? oneLine(typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments), 60) : '');
     this.el = h('details', { class: 'tool', open: true, dataset: { tool: c.name, call: c.id || '' } },
-      h('summary', null, this.state, h('span', { class: 'tool-name' }, c.name), this.flags),
+      h('summary', null, this.state, h('span', { class: 'tool-name' }, c.name), this.preview, this.flags),
       c.arguments != null ? [h('div', { class: 'section-label' }, 'Arguments'), h('pre', { class: 'tool-args' }, pretty(c.arguments))] : null,
       this.prog, this.body);
   }
@@ -177,7 +188,7 @@ class ToolCard {
     this.prog.textContent = `${p.message || 'progress'}${pct}`;
   }
 
-  result(r, untrusted) {
+  result(r, untrusted, collapse = false) {
     this.prog.textContent = '';
     this.state.replaceChildren(r.is_error ? badge('error', 'err') : badge('done', 'ok'));
     const u = unwrap(r.content);
@@ -192,5 +203,8 @@ class ToolCard {
         (untrusted || u) ? h('div', { class: 'small' }, `Untrusted data from ${u?.source || 'an upstream'}: shown as received; the agent sees it marked as data.`) : null,
         h('pre', { class: 'tool-output' }, text || '(empty)'),
       ), images(r.images)));
+    // The summary line says what came back, so a closed card still reads.
+    this.preview.textContent = `${this.preview.textContent ? `${this.preview.textContent} → ` : '→ '}${oneLine(text || '(empty)', 80)}`;
+    if (collapse && !r.is_error && !(r.images || []).length) this.el.open = false;
   }
 }

@@ -2,7 +2,7 @@
 // state, with its history; cancel one that is still running.
 
 import { api, qs } from '../api.js';
-import { h, replace, empty, errorBox, table, stateBadge, timeAgo, time, same } from '../dom.js';
+import { h, replace, empty, errorBox, table, stateBadge, timeAgo, time, same, confirmInPage } from '../dom.js';
 
 const STATES = ['submitted', 'working', 'input-required', 'auth-required', 'completed', 'canceled', 'failed', 'rejected'];
 
@@ -10,7 +10,7 @@ function cancelButton(ctx, t, after) {
   if (t.terminal) return null;
   const b = h('button', { class: 'btn small danger', type: 'button', dataset: { cancel: t.id } }, 'Cancel');
   b.addEventListener('click', async () => {
-    if (!confirm(`Cancel the task “${t.title || t.id}” of ${t.agent}? Its run stops.`)) return;
+    if (!await confirmInPage(`Cancel the task “${t.title || t.id}” of ${t.agent}? Its run stops.`)) return;
     b.disabled = true;
     try {
       await api.post(`/api/a2a/tasks/${encodeURIComponent(t.id)}/cancel`);

@@ -3,7 +3,7 @@
 // validation errors show next to the fields they name.
 
 import { api, ApiError } from '../api.js';
-import { h, replace, badge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, same } from '../dom.js';
+import { h, replace, badge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, same, confirmInPage } from '../dom.js';
 import { icon } from '../icons.js';
 
 const list = (s) => s.split(/[\n,]/).map((x) => x.trim()).filter(Boolean);
@@ -157,7 +157,7 @@ export default async function agents(ctx) {
     } else {
       const del = h('button', { class: 'btn danger', type: 'button', id: 'agent-delete' }, 'Delete');
       del.addEventListener('click', async () => {
-        if (!confirm(`Delete the agent ${selected}? Its sessions stay, but nobody can run it any more.`)) return;
+        if (!await confirmInPage(`Delete the agent ${selected}? Its sessions stay, but nobody can run it any more.`)) return;
         try {
           await api.del(`/api/agents/${encodeURIComponent(selected)}`);
           ctx.toast(`Agent ${selected} deleted.`, 'ok');

@@ -28,6 +28,11 @@ function left(deadline) {
   return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
+function elapsed(since) {
+  const s = Math.max(0, Math.round((Date.now() - new Date(since)) / 1000));
+  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+}
+
 function approvalCard(ctx, a, after) {
   const countdown = h('span', { class: 'badge warn countdown', title: 'Denied when the time runs out', dataset: { deadline: a.deadline } }, `denied in ${left(a.deadline)}`);
   return h('article', { class: 'card approval', dataset: { approval: a.id, tool: a.tool } },
@@ -52,9 +57,19 @@ function a2aCard(ctx, t, after) {
     }
     after();
   };
-  return h('article', { class: 'card approval', dataset: { task: t.id } },
-    h('header', null, h('h2', null, t.title || t.id), badge(t.agent, 'info'), badge('A2A · input-required', 'warn')),
-    h('p', null, t.status || 'The task waits for its client.'),
+  const ap = t.approval;
+  const since = t.updated_at || t.created_at;
+  // A2A questions have no deadline (the task waits for its client): the
+  // clock counts how long it has waited instead of down to a denial.
+  const waited = h('span', { class: 'badge warn countup', title: 'A2A approvals wait for their client; no timeout denies them', dataset: { since } }, `waiting ${elapsed(since)}`);
+  return h('article', { class: 'card approval', dataset: { task: t.id, tool: ap?.tool || '' } },
+    h('header', null, h('h2', { class: ap ? 'mono' : '' }, ap ? ap.tool : (t.title || t.id)), badge(t.agent, 'info'), badge('A2A · input-required', 'warn'), h('span', { class: 'spacer' }), waited),
+    ap ? [
+      ap.reason ? h('p', null, ap.reason) : null,
+      h('dl', { class: 'kv' }, h('dt', null, 'Task'), h('dd', null, t.title || t.id), h('dt', null, 'Asked'), h('dd', null, since ? timeAgo(since) : '—')),
+      h('div', { class: 'section-label small faint' }, 'Arguments'),
+      h('pre', { class: 'approval-args' }, pretty(ap.arguments ?? {})),
+    ] : h('p', null, t.status || 'The task waits for its client.'),
     h('p', { class: 'small faint' }, 'The A2A client was asked; if it cannot answer, answer for it here. ', h('a', { href: `#/a2a/${encodeURIComponent(t.id)}` }, 'Task details')),
     h('div', { class: 'actions' },
       h('button', { class: 'btn ok', type: 'button', dataset: { reply: 'yes' }, onclick: () => reply(true) }, 'Approve'),
@@ -77,7 +92,7 @@ export default async function approvals(ctx) {
       return;
     }
     try {
-      tasks = ((await api.get('/api/a2a/tasks?state=input-required')).tasks || []).filter((t) => /approval/i.test(t.status || ''));
+      tasks = ((await api.get('/api/a2a/tasks?state=input-required')).tasks || []).filter((t) => t.approval || /approval/i.test(t.status || ''));
     } catch { /* A2A off */ }
     const list = ops.approvals || [];
     const key = [list.map((a) => a.id), tasks.map((t) => t.id)];
@@ -93,5 +108,6 @@ export default async function approvals(ctx) {
   ctx.every(1500, load);
   ctx.every(1000, () => {
     for (const c of box.querySelectorAll('.countdown')) c.textContent = `denied in ${left(c.dataset.deadline)}`;
+    for (const c of box.querySelectorAll('.countup')) c.textContent = `waiting ${elapsed(c.dataset.since)}`;
   });
 }

@@ -21,6 +21,7 @@ export default async function audit(ctx) {
   const q = ctx.query;
   const agent = h('select', { name: 'agent' }, h('option', { value: '' }, 'Any'),
     q.get('agent') ? h('option', { value: q.get('agent'), selected: true }, q.get('agent')) : null);
+  const principal = h('input', { type: 'search', name: 'principal', value: q.get('principal') || '', placeholder: 'key or user name', autocomplete: 'off' });
   const session = h('input', { type: 'search', name: 'session_id', value: q.get('session_id') || '', placeholder: 'session id', autocomplete: 'off' });
   const tool = h('input', { type: 'search', name: 'tool', value: q.get('tool') || '', placeholder: 'exact tool name', list: 'audit-tools', autocomplete: 'off' });
   const toolNames = h('datalist', { id: 'audit-tools' });
@@ -31,7 +32,7 @@ export default async function audit(ctx) {
   const limit = h('select', { name: 'limit' }, ['50', '200', '1000'].map((n) => h('option', { value: n, selected: (q.get('limit') || '200') === n }, n)));
   const reset = h('button', { class: 'btn', type: 'button', id: 'audit-clear' }, 'Clear filters');
   const form = h('form', { class: 'filters card', id: 'audit-filters', 'aria-label': 'Filters' },
-    field('Agent', agent, { name: 'agent' }), field('Session', session, { name: 'session_id' }), field('Tool', tool, { name: 'tool' }),
+    field('Agent', agent, { name: 'agent' }), field('Principal', principal, { name: 'principal' }), field('Session', session, { name: 'session_id' }), field('Tool', tool, { name: 'tool' }),
     field('Decision', decision, { name: 'decision' }), field('Outcome', outcome, { name: 'outcome' }),
     field('From', since, { name: 'since' }), field('Until', until, { name: 'until' }), field('Show', limit, { name: 'limit' }),
     h('div', { class: 'field' }, reset), toolNames);
@@ -41,6 +42,9 @@ export default async function audit(ctx) {
   const newer = h('button', { class: 'btn', type: 'button', id: 'audit-newer' }, 'Newer');
   const older = h('button', { class: 'btn', type: 'button', id: 'audit-older' }, 'Older');
   const results = h('section', { class: 'card', id: 'audit-results', 'aria-live': 'polite' });
+  const exportJSON = h('button', { class: 'btn small', type: 'button', id: 'audit-export-json' }, 'Export JSON');
+  const exportCSV = h('button', { class: 'btn small', type: 'button', id: 'audit-export-csv' }, 'Export CSV');
+  const open = new Set(); // ids of the rows shown with their detail
   replace(ctx.main,
     h('div', { class: 'page-head' }, h('h1', null, 'Audit log'), h('span', { class: 'sub' }, 'every tool call, its decision and outcome; arguments are kept only as a digest')),
     form, results);
@@ -55,7 +59,7 @@ export default async function audit(ctx) {
 
   const params = () => {
     const iso = (el) => (el.value ? new Date(el.value).toISOString().replace(/\.\d{3}Z$/, 'Z') : '');
-    return { agent: agent.value, session_id: session.value.trim(), tool: tool.value.trim(), decision: decision.value, outcome: outcome.value, since: iso(since), until: iso(until), limit: limit.value, offset: offset || '' };
+    return { agent: agent.value, principal: principal.value.trim(), session_id: session.value.trim(), tool: tool.value.trim(), decision: decision.value, outcome: outcome.value, since: iso(since), until: iso(until), limit: limit.value, offset: offset || '' };
   };
 
   let shown = null;
@@ -79,11 +83,13 @@ export default async function audit(ctx) {
     const range = recs.length ? `${(offset + 1).toLocaleString()}–${(offset + recs.length).toLocaleString()} of ` : '';
     replace(results,
       h('header', null, h('h2', { id: 'audit-count' }, `${range}${total.toLocaleString()} record${total === 1 ? '' : 's'}`), h('span', { class: 'spacer' }),
-        h('span', { class: 'hint' }, 'newest first; refreshes every 5 seconds'), total > recs.length ? h('span', { class: 'pager' }, newer, ' ', older) : null),
+        h('span', { class: 'hint' }, 'newest first; refreshes every 5 seconds'), total ? h('span', { class: 'pager' }, exportJSON, ' ', exportCSV) : null,
+        total > recs.length ? h('span', { class: 'pager' }, newer, ' ', older) : null),
       recs.length === 0
         ? empty(filtered ? 'No call matches these filters' : 'No tool calls yet', filtered ? 'Widen the time range or clear a filter.' : 'Every call an agent (or you, on the Tools page) makes is recorded here.')
         : table(['Time', 'Agent', 'Tool', 'Decision', 'Outcome', 'Took', 'Session', 'Principal', 'Detail'], recs.map((x) => ({
           class: 'audit-row',
+          onclick: (e) => toggle(e.currentTarget, x),
           cells: [
             h('span', { class: 'nowrap small' }, time(x.time)),
             x.agent,
@@ -93,10 +99,49 @@ export default async function audit(ctx) {
             { v: `${x.duration_ms < 10 ? x.duration_ms.toFixed(1) : Math.round(x.duration_ms)} ms`, class: 'num nowrap' },
             x.session_id ? h('a', { href: `#/sessions/${encodeURIComponent(x.session_id)}`, class: 'mono small', title: x.session_id }, x.session_id.slice(0, 8)) : '—',
             x.principal || '—',
-            h('span', { class: 'small' }, x.detail || ''),
+            h('span', { class: 'small clip', title: x.detail || '' }, x.detail || ''),
           ],
         })), { label: 'Audit records' }));
+    for (const tr of results.querySelectorAll('tr.audit-row')) {
+      const x = recs[tr.rowIndex - 1];
+      if (x && open.has(x.id)) toggle(tr, x, true);
+    }
   };
+  // A row opens into every field of its record, the full detail included.
+  const toggle = (tr, x, keep = false) => {
+    const next = tr.nextElementSibling;
+    if (next?.classList.contains('audit-detail')) {
+      if (!keep) { next.remove(); open.delete(x.id); }
+      return;
+    }
+    open.add(x.id);
+    const kv = (k, v) => [h('dt', null, k), h('dd', { class: k === 'detail' ? '' : 'mono small' }, v === '' || v == null ? '—' : String(v))];
+    tr.after(h('tr', { class: 'audit-detail' }, h('td', { colspan: '9' },
+      h('dl', { class: 'kv' }, Object.entries(x).map(([k, v]) => kv(k, v))))));
+  };
+  // Export every record the filters match, a page of 1000 at a time.
+  const download = async (kind) => {
+    const p = { ...params(), limit: 1000 };
+    const all = [];
+    for (let off = 0; ; off += 1000) {
+      const r = await api.get(`/api/audit${qs({ ...p, offset: off || '' })}`);
+      all.push(...(r.records || []));
+      if (off + 1000 >= (r.total || 0) || !(r.records || []).length) break;
+    }
+    let body = JSON.stringify(all, null, 1);
+    if (kind === 'csv') {
+      const cols = ['id', 'time', 'agent', 'principal', 'session_id', 'tool', 'decision', 'outcome', 'duration_ms', 'untrusted', 'args_digest', 'detail'];
+      const cell = (v) => (/[",\n]/.test(String(v ?? '')) ? `"${String(v).replaceAll('"', '""')}"` : String(v ?? ''));
+      body = [cols.join(','), ...all.map((x) => cols.map((c) => cell(x[c])).join(','))].join('\n');
+    }
+    const a = h('a', { href: URL.createObjectURL(new Blob([body], { type: kind === 'csv' ? 'text/csv' : 'application/json' })), download: `agentd-audit.${kind}` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  };
+  exportJSON.addEventListener('click', () => download('json').catch((e) => ctx.toast(e.message, 'err')));
+  exportCSV.addEventListener('click', () => download('csv').catch((e) => ctx.toast(e.message, 'err')));
   const show = () => {
     history.replaceState(null, '', `#/audit${qs(params())}`);
     shown = null;
@@ -109,7 +154,7 @@ export default async function audit(ctx) {
   newer.addEventListener('click', () => { offset = Math.max(0, offset - Number(limit.value)); show(); });
   older.addEventListener('click', () => { offset += Number(limit.value); show(); });
   reset.addEventListener('click', () => {
-    for (const el of [agent, session, tool, decision, outcome, since, until]) el.value = '';
+    for (const el of [agent, principal, session, tool, decision, outcome, since, until]) el.value = '';
     limit.value = '200';
     apply();
   });

@@ -2,17 +2,25 @@
 // runs and recent problems, refreshed every few seconds.
 
 import { api } from '../api.js';
-import { h, replace, badge, stateBadge, empty, table, timeAgo, duration, same, errorBox } from '../dom.js';
+import { h, replace, badge, stateBadge, empty, table, timeAgo, ago, duration, same, errorBox } from '../dom.js';
+
+// The problems' audit queries change slowly: asked every 15 s, not on
+// every refresh.
+let auditCache = { at: 0, pages: null };
 
 async function load() {
   const opt = (p) => p.catch((e) => ({ error: e }));
+  const fresh = Date.now() - auditCache.at < 15_000 && auditCache.pages;
   const [health, agents, mcp, a2a, runs, audit, approvals] = await Promise.all([
     api.get('/api/health'),
     opt(api.get('/api/agents')),
     opt(api.get('/api/mcp/servers')),
     opt(api.get('/api/a2a/agents')),
     opt(api.get('/api/runs')),
-    opt(api.get('/api/audit?limit=200')),
+    // Each kind of failing call is asked for on its own, so that one kind
+    // (or many ok calls) never pushes another out of the window.
+    fresh ? auditCache.pages : Promise.all(PROBLEM_OUTCOMES.map((o) => opt(api.get(`/api/audit?outcome=${o}&limit=200`))))
+      .then((pages) => { auditCache = { at: Date.now(), pages }; return pages; }),
     opt(api.get('/api/approvals')),
   ]);
   return { health, agents, mcp, a2a, runs, audit, approvals };
@@ -56,7 +64,9 @@ function serversCard(d) {
         stateBadge(s.state),
         { v: String(s.tools_count), class: 'num' },
         { v: String(s.reconnects), class: 'num' },
-        s.last_error ? h('span', { class: 'small', title: s.last_error }, s.last_error.length > 90 ? `${s.last_error.slice(0, 90)}…` : s.last_error) : h('span', { class: 'faint' }, '—'),
+        s.last_error ? h('span', { class: 'small', title: s.last_error }, short(plainError(s.last_error), 90))
+          : s.last_down_at ? h('span', { class: 'small muted', title: s.last_down_error || '' }, `down ${ago(s.last_down_at)}: `, short(plainError(s.last_down_error), 70))
+            : h('span', { class: 'faint' }, '—'),
       ],
       class: `server-row server-${s.name}`,
     })), { label: 'MCP servers' });
@@ -91,17 +101,46 @@ function runState(r) {
   return badge(word, kind);
 }
 
+function tokens(r) {
+  const n = (r.input_tokens || 0) + (r.output_tokens || 0);
+  return n ? h('span', { title: `${(r.input_tokens || 0).toLocaleString()} in, ${(r.output_tokens || 0).toLocaleString()} out` }, n.toLocaleString()) : h('span', { class: 'faint' }, '—');
+}
+
+/** usageCard sums the recent runs' tokens by agent and by principal. */
+function usageCard(d) {
+  const runs = d.runs.runs || [];
+  const sum = (key) => {
+    const m = new Map();
+    for (const r of runs) {
+      const k = r[key] || '—';
+      const u = m.get(k) || { runs: 0, input: 0, output: 0 };
+      u.runs++; u.input += r.input_tokens || 0; u.output += r.output_tokens || 0;
+      m.set(k, u);
+    }
+    return [...m.entries()].sort((a, b) => (b[1].input + b[1].output) - (a[1].input + a[1].output));
+  };
+  const rows = (key, label) => sum(key).map(([k, u]) => ({
+    cells: [h('span', null, h('span', { class: 'faint small' }, `${label} `), k), { v: String(u.runs), class: 'num' },
+      { v: u.input.toLocaleString(), class: 'num' }, { v: u.output.toLocaleString(), class: 'num' }],
+    class: `usage-${key}`,
+  }));
+  const body = runs.length === 0 ? empty('No runs yet', 'Token use shows here once agents run.')
+    : table(['By', 'Runs', 'Input tokens', 'Output tokens'], [...rows('agent', 'agent'), ...rows('principal', 'principal')], { label: 'Token usage' });
+  return card('Token usage', `the last ${runs.length} run${runs.length === 1 ? '' : 's'}`, body, 'ov-usage');
+}
+
 function runsCard(d) {
   if (d.runs.error) return card('Recent runs', '', errorBox(d.runs.error), 'ov-runs');
   const list = (d.runs.runs || []).slice(0, 12);
   const body = list.length === 0
     ? empty('No runs since agentd started', 'Start one on the ', h('a', { href: '#/chat' }, 'Chat'), ' page, or from any MCP, A2A or ACP client.')
-    : table(['Agent', 'From', 'Started', 'Took', 'Result'], list.map((r) => ({
+    : table(['Agent', 'From', 'Started', 'Took', 'Tokens', 'Result'], list.map((r) => ({
       cells: [
         r.session_id ? h('a', { href: `#/sessions/${encodeURIComponent(r.session_id)}` }, r.agent) : r.agent,
         h('span', { class: 'small' }, r.origin || '—', r.principal ? h('span', { class: 'faint' }, ` · ${r.principal}`) : ''),
         timeAgo(r.started),
         r.ended ? duration((new Date(r.ended) - new Date(r.started)) / 1000) : '…',
+        { v: tokens(r), class: 'num nowrap small' },
         runState(r),
       ],
     })), { label: 'Recent runs' });
@@ -109,33 +148,69 @@ function runsCard(d) {
   return card('Recent runs', running ? `${running} running` : 'since agentd started', body, 'ov-runs');
 }
 
-function problems(d) {
+const PROBLEM_OUTCOMES = ['error', 'denied', 'timeout'];
+
+// A restart this recent is a problem even though the server is back.
+const RESTART_WINDOW_MS = 15 * 60 * 1000;
+
+/** plainError strips the <untrusted-data …> envelope the runner puts
+ *  around what an MCP server said: the card says it is untrusted. */
+export function plainError(text) {
+  return String(text || '').replace(/<untrusted-data[^>]*>\n?/g, '').replace(/\n?<\/untrusted-data\u200b?>/g, '').trim();
+}
+
+function short(text, n = 160) {
+  return text.length > n ? `${text.slice(0, n)}…` : text;
+}
+
+/** problems groups what went wrong: upstream servers first (their state,
+ *  not the audit window), then failing runs and calls, repeats counted. */
+export function problems(d, now = Date.now()) {
   const out = [];
-  for (const r of d.runs.runs || []) {
-    if (r.error) out.push({ at: r.ended || r.started, what: `run of ${r.agent}`, detail: r.error, link: r.session_id ? `#/sessions/${encodeURIComponent(r.session_id)}` : '' });
-  }
-  for (const a of d.audit.records || []) {
-    if (a.outcome === 'error' || a.outcome === 'denied' || a.outcome === 'timeout') {
-      out.push({ at: a.time, what: `${a.tool} (${a.outcome})`, detail: a.detail || '', link: `#/audit?tool=${encodeURIComponent(a.tool)}` });
+  for (const s of d.mcp.servers || []) {
+    const link = `#/tools/server/${encodeURIComponent(s.name)}`;
+    if (s.state === 'failed' || (s.state === 'connecting' && s.last_error)) {
+      out.push({ key: `mcp:${s.name}`, kind: 'err', at: s.last_down_at || '', what: `MCP server ${s.name} is ${s.state === 'failed' ? 'down' : 'reconnecting'}`,
+        detail: plainError(s.last_error || s.last_down_error), count: 1, link, server: s.name });
+    } else if (s.state === 'connected' && s.last_down_at && now - new Date(s.last_down_at) < RESTART_WINDOW_MS) {
+      out.push({ key: `mcp:${s.name}`, kind: 'warn', at: s.last_down_at, what: `MCP server ${s.name} restarted`,
+        detail: `${plainError(s.last_down_error)} · back ${s.connected_since ? ago(s.connected_since) : ''}, ${s.reconnects} reconnect${s.reconnects === 1 ? '' : 's'} so far`, count: 1, link, server: s.name });
     }
   }
-  for (const s of d.mcp.servers || []) {
-    if (s.state === 'failed' && s.last_error) out.push({ at: '', what: `MCP server ${s.name}`, detail: s.last_error, link: `#/tools/server/${encodeURIComponent(s.name)}` });
+  const groups = new Map();
+  const add = (key, p) => {
+    const g = groups.get(key);
+    if (!g) { groups.set(key, { ...p, count: 1 }); return; }
+    g.count++;
+    if (String(p.at) > String(g.at)) Object.assign(g, { at: p.at, detail: p.detail });
+  };
+  for (const r of d.runs.runs || []) {
+    if (r.error) add(`run:${r.agent}:${r.error}`, { kind: 'err', at: r.ended || r.started, what: `run of ${r.agent} failed`, detail: r.error, link: r.session_id ? `#/sessions/${encodeURIComponent(r.session_id)}` : '' });
   }
-  out.sort((x, y) => String(y.at).localeCompare(String(x.at)));
-  return out.slice(0, 10);
+  for (const page of d.audit || []) {
+    for (const a of page.records || []) {
+      // Grouped by tool and outcome: the detail of the newest stands for all.
+      add(`audit:${a.tool}:${a.outcome}`, { kind: a.outcome === 'denied' ? 'warn' : 'err', at: a.time, what: `${a.tool} ${a.outcome === 'error' ? 'failed' : a.outcome}`,
+        detail: plainError(a.detail), link: `#/audit?tool=${encodeURIComponent(a.tool)}&outcome=${a.outcome}` });
+    }
+  }
+  const rest = [...groups.values()].sort((x, y) => String(y.at).localeCompare(String(x.at)));
+  return [...out, ...rest].slice(0, 8);
 }
 
 function problemsCard(d) {
   const list = problems(d);
+  const failing = (d.audit || []).reduce((n, p) => n + (p.total || 0), 0);
   const body = list.length === 0
-    ? empty('Nothing went wrong', 'Failed runs, refused or failing tool calls and unreachable servers show up here.')
-    : table(['When', 'What', 'Detail'], list.map((p) => [
-      p.at ? timeAgo(p.at) : h('span', { class: 'faint' }, 'now'),
-      p.link ? h('a', { href: p.link }, p.what) : p.what,
-      h('span', { class: 'small' }, p.detail),
-    ]), { label: 'Recent problems' });
-  return card('Recent problems', '', body, 'ov-problems');
+    ? empty('Nothing went wrong', 'Failed runs, refused or failing tool calls and unreachable or restarted servers show up here.')
+    : h('ul', { class: 'problems' }, list.map((p) => h('li', { class: `problem ${p.kind}`, dataset: p.server ? { server: p.server } : {} },
+      h('span', { class: `dot ${p.kind}` }),
+      h('div', { class: 'problem-main' },
+        h('div', null, p.link ? h('a', { href: p.link }, h('strong', null, p.what)) : h('strong', null, p.what),
+          p.count > 1 ? h('span', { class: 'badge problem-count', title: 'times in the window' }, `×${p.count}`) : null),
+        p.detail ? h('div', { class: 'small muted problem-detail', title: p.detail }, short(p.detail)) : null),
+      h('span', { class: 'small faint problem-when' }, p.at ? timeAgo(p.at) : 'now'))));
+  return card('Recent problems', failing ? `${failing} failing or refused call${failing === 1 ? '' : 's'} in the audit log` : '', body, 'ov-problems');
 }
 
 function render(d) {
@@ -144,6 +219,7 @@ function render(d) {
   const runs = d.runs.runs || [];
   const pending = (d.approvals.approvals || []).length;
   return [
+    problemsCard(d),
     h('div', { class: 'grid stats' },
       stat('Status', [h('span', { class: 'dot ok' }), d.health.status], `version ${d.health.version}`, 'stat-status'),
       stat('Uptime', duration(d.health.uptime_seconds), 'since the daemon started', 'stat-uptime'),
@@ -151,18 +227,18 @@ function render(d) {
       stat('MCP servers', `${up}/${servers.length}`, 'connected', 'stat-mcp'),
       stat('Runs', String(runs.filter((r) => r.running).length), `running · ${runs.filter((r) => r.error).length} failed recently`, 'stat-runs'),
       stat('Approvals', pending ? h('a', { href: '#/approvals' }, String(pending)) : '0', pending ? 'waiting for you' : 'none waiting', 'stat-approvals')),
-    h('div', { class: 'grid two' }, agentsCard(d), serversCard(d), runsCard(d), a2aCard(d)),
-    h('div', { class: 'grid', id: 'ov-bottom' }, problemsCard(d)),
+    h('div', { class: 'grid two' }, agentsCard(d), serversCard(d), runsCard(d), a2aCard(d), usageCard(d)),
   ];
 }
 
 export default async function overview(ctx) {
+  auditCache = { at: 0, pages: null }; // a visit starts fresh
   const body = h('div', { id: 'overview-body' });
   replace(ctx.main,
-    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live; refreshes every 3 seconds')),
+    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live; refreshes every 5 seconds')),
     body);
   let last = null;
-  ctx.every(3000, async () => {
+  ctx.every(5000, async () => {
     let d;
     try {
       d = await load();

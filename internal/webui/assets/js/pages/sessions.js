@@ -2,7 +2,7 @@
 // started it; search, read the transcript, continue it in Chat, delete.
 
 import { api, qs } from '../api.js';
-import { h, replace, badge, empty, errorBox, timeAgo, time, debounce, same } from '../dom.js';
+import { h, replace, badge, empty, errorBox, timeAgo, time, debounce, same, confirmInPage } from '../dom.js';
 import { Transcript } from '../transcript.js';
 
 const PAGE = 50;
@@ -82,7 +82,7 @@ export default async function sessions(ctx) {
     const log = h('div', { class: 'transcript', id: 'session-transcript', role: 'log', 'aria-label': 'Transcript' });
     const del = h('button', { class: 'btn danger', type: 'button', id: 'session-delete' }, 'Delete');
     del.addEventListener('click', async () => {
-      if (!confirm(`Delete the session “${s.title || s.id}” and its ${s.messages?.length || 0} messages? This cannot be undone.`)) return;
+      if (!await confirmInPage(`Delete the session “${s.title || s.id}” and its ${s.messages?.length || 0} messages? This cannot be undone.`)) return;
       try {
         await api.del(`/api/sessions/${encodeURIComponent(s.id)}`);
         ctx.toast('Session deleted.', 'ok');

@@ -5,7 +5,7 @@
 // principal.
 
 import { api, ApiError } from '../api.js';
-import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL } from '../dom.js';
+import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL, confirmInPage } from '../dom.js';
 import { icon } from '../icons.js';
 import { unwrap } from '../transcript.js';
 
@@ -33,7 +33,7 @@ function serverActions(ctx, s, cfg, reload) {
   });
   const remove = h('button', { class: 'btn small danger', type: 'button', dataset: { action: 'remove' } }, 'Remove');
   remove.addEventListener('click', async () => {
-    if (!confirm(`Remove the MCP server ${s.name}? Its process stops and its tools leave every agent.`)) return;
+    if (!await confirmInPage(`Remove the MCP server ${s.name}? Its process stops and its tools leave every agent.`)) return;
     try {
       await api.del(`/api/mcp/servers/${encodeURIComponent(s.name)}`);
       ctx.toast(`${s.name} removed.`, 'ok');
@@ -75,19 +75,31 @@ function addServerForm(ctx, done) {
   const allowed = h('input', { type: 'text', name: 'allowed', placeholder: 'create_issue, search_*', autocomplete: 'off' });
   const timeout = h('input', { type: 'number', name: 'timeout', min: '0', placeholder: '30' });
   const priv = h('input', { type: 'checkbox', name: 'allow_private' });
+  const headers = h('textarea', { name: 'headers', rows: '2', class: 'code', placeholder: 'Authorization: Bearer ${GITHUB_TOKEN}', spellcheck: 'false' });
+  const auth = h('select', { name: 'auth' }, h('option', { value: 'headers' }, 'Static headers (or none)'), h('option', { value: 'oauth' }, 'OAuth 2.1 (MCP authorization)'));
+  const clientID = h('input', { type: 'text', name: 'client_id', placeholder: 'registered dynamically if empty', autocomplete: 'off' });
+  const secretEnv = h('input', { type: 'text', name: 'client_secret_env', placeholder: 'MCP_CLIENT_SECRET', autocomplete: 'off' });
+  const scopes = h('input', { type: 'text', name: 'scopes', placeholder: 'what the server advertises', autocomplete: 'off' });
   const msg = h('div');
   const stdioOnly = [field('Command', command, { name: 'transport.command', help: 'Program to run, on PATH or a path.' }),
     field('Arguments', args, { name: 'transport.args', help: 'One per line.' }),
     field('Working directory', dir, { name: 'transport.dir' }),
     field('Environment variables', env, { name: 'env', help: 'Names passed through, comma separated; the rest of the environment is cleared.' })];
   const httpOnly = [field('URL', url, { name: 'transport.url', wide: true }),
-    h('div', { class: 'field', dataset: { field: 'allow_private' } }, h('label', { class: 'check' }, priv, 'Allow loopback and private addresses'), h('div', { class: 'field-error', hidden: true }))];
+    h('div', { class: 'field', dataset: { field: 'allow_private' } }, h('label', { class: 'check' }, priv, 'Allow loopback and private addresses'), h('div', { class: 'field-error', hidden: true })),
+    field('Authorization', auth, { name: 'auth' })];
+  const headerFields = [field('Headers', headers, { name: 'headers', wide: true, help: 'One "Name: value" a line. Put secrets in the environment and write ${NAME}: values are redacted in logs and the API.' })];
+  const oauthFields = [field('Client id', clientID, { name: 'oauth.client_id' }), field('Client secret variable', secretEnv, { name: 'oauth.client_secret_env', help: 'The environment variable holding it; none for a public client.' }),
+    field('Scopes', scopes, { name: 'oauth.scopes', help: 'Comma separated.' })];
   const sync = () => {
     const stdio = type.value === 'stdio';
     stdioOnly.forEach((f) => { f.hidden = !stdio; });
     httpOnly.forEach((f) => { f.hidden = stdio; });
+    headerFields.forEach((f) => { f.hidden = stdio || auth.value !== 'headers'; });
+    oauthFields.forEach((f) => { f.hidden = stdio || auth.value !== 'oauth'; });
   };
   type.addEventListener('change', sync);
+  auth.addEventListener('change', sync);
   const submit = h('button', { class: 'btn primary', type: 'submit' }, 'Add and connect');
   const form = h('form', { class: 'card', id: 'add-server', novalidate: true, 'aria-labelledby': 'add-server-h' },
     h('header', null, h('h2', { id: 'add-server-h' }, 'Add an MCP server'), h('span', { class: 'spacer' }), h('span', { class: 'hint' }, 'kept in the store; survives restarts')),
@@ -95,7 +107,7 @@ function addServerForm(ctx, done) {
       field('Name', name, { name: 'name', help: 'Tools become mcp_<name>_<tool>.' }),
       field('Transport', type, { name: 'transport.type' }),
       field('Timeout (s)', timeout, { name: 'timeout_secs' }),
-      ...stdioOnly, ...httpOnly,
+      ...stdioOnly, ...httpOnly, ...headerFields, ...oauthFields,
       field('Allowed tools', allowed, { name: 'allowed_tools', wide: true, help: 'Names or globs, comma separated. Empty allows all of them (logged as a warning).' })),
     msg,
     h('div', { class: 'actions' }, submit, h('button', { class: 'btn ghost', type: 'button', onclick: () => done(false) }, 'Cancel')));
@@ -115,6 +127,24 @@ function addServerForm(ctx, done) {
     } else {
       cfg.transport.url = url.value.trim();
       if (priv.checked) cfg.allow_private = true;
+      if (auth.value === 'oauth') {
+        cfg.oauth = {};
+        if (clientID.value.trim()) cfg.oauth.client_id = clientID.value.trim();
+        if (secretEnv.value.trim()) cfg.oauth.client_secret_env = secretEnv.value.trim();
+        if (list(scopes.value).length) cfg.oauth.scopes = list(scopes.value);
+      } else {
+        const hs = {};
+        const bad = [];
+        headers.value.split('\n').forEach((line, i) => {
+          if (!line.trim()) return;
+          const at = line.indexOf(':');
+          const k = at > 0 ? line.slice(0, at).trim() : '';
+          if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(k)) bad.push(`line ${i + 1}: "${line.trim().slice(0, 40)}" is not "Name: value"`);
+          else hs[k] = line.slice(at + 1).trim();
+        });
+        if (bad.length) { showFieldErrors(form, { fields: { headers: bad.join('; ') } }); return; }
+        if (Object.keys(hs).length) cfg.headers = hs;
+      }
     }
     if (allowed.value.trim()) cfg.allowed_tools = list(allowed.value);
     if (timeout.value) cfg.timeout_secs = Number(timeout.value);
@@ -206,29 +236,135 @@ function skeleton(schema) {
   return JSON.stringify(out, null, 2);
 }
 
+function parsedSchema(schema) {
+  if (typeof schema !== 'string') return schema || {};
+  try { return JSON.parse(schema); } catch { return {}; }
+}
+
+// The arguments a form can take field by field: top-level strings,
+// numbers, integers, booleans and enums. The rest stays in the JSON.
+function simpleProps(schema) {
+  return Object.entries(schema.properties || {}).filter(([, v]) => v.enum || ['string', 'number', 'integer', 'boolean'].includes(v.type));
+}
+
+// Calls made by hand, per tab (sessionStorage: arguments may be private).
+const HISTORY_KEY = 'agentd.toolcalls';
+function history(name) {
+  try { return (JSON.parse(sessionStorage.getItem(HISTORY_KEY) || '{}')[name]) || []; } catch { return []; }
+}
+function remember(name, entry) {
+  let all = {};
+  try { all = JSON.parse(sessionStorage.getItem(HISTORY_KEY) || '{}'); } catch { /* start again */ }
+  all[name] = [entry, ...(all[name] || [])].slice(0, 10);
+  sessionStorage.setItem(HISTORY_KEY, JSON.stringify(all));
+}
+
+/** curlFor is the same call from a shell, the key read from the environment. */
+export function curlFor(name, body) {
+  const q = (v) => `'${String(v).replaceAll("'", "'\\''")}'`;
+  return `curl -sS -X POST ${q(`${location.origin}/api/tools/${encodeURIComponent(name)}/call`)} \\\n  -H 'Content-Type: application/json' -H "Authorization: Bearer $AGENTD_API_KEY" \\\n  -d ${q(JSON.stringify(body))}`;
+}
+
 function toolDetail(ctx, sp) {
+  const schema = parsedSchema(sp.input_schema);
+  const required = new Set(schema.required || []);
   const args = h('textarea', { class: 'code', rows: '6', name: 'args', id: 'tool-args', spellcheck: 'false' }, skeleton(sp.input_schema));
   args.value = skeleton(sp.input_schema);
   const out = h('div', { id: 'tool-call-result', 'aria-live': 'polite' });
   const run = h('button', { class: 'btn primary', type: 'submit', id: 'tool-call' }, 'Call');
+  const curlBtn = h('button', { class: 'btn', type: 'button', id: 'tool-curl-copy' }, 'Copy as curl');
+  const curlBox = h('div', { id: 'tool-curl' });
+  const histBox = h('div', { id: 'tool-history' });
   const mayCall = ctx.session.tools.some((g) => g === '*' || g === sp.name || (g.endsWith('*') && sp.name.startsWith(g.slice(0, -1))));
+
+  // One input per simple argument, kept in step with the JSON both ways.
+  const inputs = new Map();
+  const current = () => { try { return JSON.parse(args.value || '{}'); } catch { return null; } };
+  const fromJSON = () => {
+    const v = current();
+    if (!v) return;
+    for (const [k, el] of inputs) {
+      if (el.type === 'checkbox') el.checked = v[k] === true;
+      else el.value = v[k] == null ? '' : String(v[k]);
+    }
+  };
+  const fieldValue = (k, p, el) => {
+    if (el.type === 'checkbox') return el.checked;
+    if (el.value === '') return undefined;
+    if (p.type === 'number' || p.type === 'integer') return Number(el.value);
+    return el.value;
+  };
+  const toJSON = () => {
+    const v = current() || {};
+    for (const [k, p] of simpleProps(schema)) {
+      const x = fieldValue(k, p, inputs.get(k));
+      if (x === undefined) delete v[k]; else v[k] = x;
+    }
+    args.value = JSON.stringify(v, null, 2);
+  };
+  const fields = simpleProps(schema).map(([k, p]) => {
+    let el;
+    if (p.enum) el = h('select', { name: `arg-${k}` }, h('option', { value: '' }, '—'), p.enum.map((o) => h('option', { value: String(o) }, String(o))));
+    else if (p.type === 'boolean') el = h('input', { type: 'checkbox', name: `arg-${k}` });
+    else el = h('input', { type: 'text', name: `arg-${k}`, inputmode: p.type === 'string' ? null : 'decimal', placeholder: p.default != null ? String(p.default) : p.type });
+    inputs.set(k, el);
+    el.addEventListener('input', toJSON);
+    el.addEventListener('change', toJSON);
+    return field([k, required.has(k) ? ' *' : ''], el, { name: k, help: p.description });
+  });
+  args.addEventListener('input', fromJSON);
+  fromJSON();
+
+  // Every problem at once, each by its field, before anything is sent.
+  const check = () => {
+    try { JSON.parse(args.value || '{}'); } catch (err) { return { args: `not JSON: ${err.message}` }; }
+    const v = current() || {};
+    const bad = {};
+    for (const [k, p] of simpleProps(schema)) {
+      const el = inputs.get(k);
+      if (required.has(k) && (v[k] === undefined || v[k] === '')) bad[k] = 'required';
+      else if ((p.type === 'number' || p.type === 'integer') && el.value !== '' && (Number.isNaN(Number(el.value)) || (p.type === 'integer' && !Number.isInteger(Number(el.value))))) bad[k] = `"${el.value}" is not ${p.type === 'integer' ? 'a whole number' : 'a number'}`;
+    }
+    return Object.keys(bad).length ? bad : null;
+  };
+  const showHistory = () => {
+    const list = history(sp.name);
+    replace(histBox, list.length === 0 ? null : [
+      h('h3', null, 'Recent calls'),
+      h('ul', { class: 'call-history' }, list.map((c) => h('li', null,
+        c.is_error ? badge('error', 'err') : badge('ok', 'ok'), ' ',
+        h('button', { class: 'btn ghost small mono', type: 'button', title: 'Put these arguments back in the form', onclick: () => { args.value = JSON.stringify(c.args, null, 2); fromJSON(); } }, JSON.stringify(c.args).slice(0, 80)),
+        ' ', h('span', { class: 'small faint' }, `${c.duration_ms} ms · ${new Date(c.at).toLocaleTimeString()}`)))),
+    ]);
+  };
+  curlBtn.addEventListener('click', async () => {
+    const bad = check();
+    if (bad) { showFieldErrors(form, { fields: bad }); return; }
+    const text = curlFor(sp.name, current());
+    replace(curlBox, h('pre', { class: 'code curl' }, text));
+    try { await navigator.clipboard.writeText(text); ctx.toast('Copied as curl; set AGENTD_API_KEY first.', 'ok'); } catch { /* shown below the form instead */ }
+  });
+
   const form = h('form', { novalidate: true },
-    field('Arguments (JSON)', args, { name: 'args', help: 'Runs through the full pipeline as you: policy, timeout, truncation, untrusted-data marking and the audit log.' }),
-    h('div', { class: 'actions' }, run), out);
+    fields.length ? h('div', { class: 'form-grid tool-fields' }, fields) : null,
+    field(fields.length ? 'Arguments (JSON, kept in step with the fields)' : 'Arguments (JSON)', args, { name: 'args', wide: true, help: 'Runs through the full pipeline as you: policy, timeout, truncation, untrusted-data marking and the audit log.' }),
+    h('div', { class: 'actions' }, run, curlBtn), curlBox, out, histBox);
+  showHistory();
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearFieldErrors(form);
-    let body;
-    try {
-      body = JSON.parse(args.value || '{}');
-    } catch (err) {
-      showFieldErrors(form, { field: 'args', message: `not JSON: ${err.message}` });
+    const bad = check();
+    if (bad) {
+      showFieldErrors(form, { fields: bad });
       return;
     }
+    const body = current();
     run.disabled = true;
     replace(out, h('p', { class: 'run-status' }, 'Calling…'));
     try {
       const r = await api.post(`/api/tools/${encodeURIComponent(sp.name)}/call`, body);
+      remember(sp.name, { args: body, is_error: r.is_error, duration_ms: r.duration_ms, at: Date.now() });
+      showHistory();
       const u = unwrap(r.content);
       replace(out,
         h('div', { class: 'row' }, r.is_error ? badge('error', 'err') : badge('ok', 'ok'), r.untrusted ? badge(`untrusted · ${u?.source || sp.origin}`, 'untrusted') : null, h('span', { class: 'small faint' }, `${r.duration_ms} ms`)),
