@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +9,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/agentd/agentd/internal/config"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
@@ -38,7 +35,7 @@ func TestDrainHandsTheConversationOn(t *testing.T) {
 	// (which waits for the handler held on release).
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	cluster := fastCluster + "drain_timeout_secs = 1\n"
-	stopA, baseA := serveStoppableReplica(t, model.URL, dbURL, cluster)
+	_, baseA, stopA := startReplica(t, model.URL, dbURL, cluster)
 	_, baseB := serveReplica(t, model.URL, dbURL, cluster)
 	a, b := a2aClientFor(t, baseA), a2aClientFor(t, baseB)
 	ctx := t.Context()
@@ -77,44 +74,4 @@ func TestDrainHandsTheConversationOn(t *testing.T) {
 	if done, ok := res.(*a2a.Task); !ok || done.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("the next turn on replica B: %+v", res)
 	}
-}
-
-// serveStoppableReplica is serveReplica whose Serve can be ended during
-// the test: stop cancels its context, as SIGTERM does, and waits for
-// Serve to return.
-func serveStoppableReplica(t *testing.T, modelURL, dbURL, cluster string) (stop func(), base string) {
-	t.Helper()
-	home := t.TempDir()
-	path := filepath.Join(home, "config.toml")
-	if err := os.WriteFile(path, []byte(replicaConfig("127.0.0.1:0", modelURL, cluster)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"TEAM_DB_URL": dbURL}
-	cfg, err := config.Load(config.LoadOptions{Path: path, Home: home, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(t.Context(), cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := d.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- d.Serve(ctx, ln) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-errc; err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-			d.Close()
-		})
-	}
-	t.Cleanup(stop)
-	return stop, "http://" + ln.Addr().String()
 }

@@ -131,6 +131,15 @@ func queryOne[T any](t *testing.T, dbURL, sql string, args ...any) T {
 // [cluster] table given, served on loopback.
 func serveReplica(t *testing.T, modelURL, dbURL, cluster string) (*Daemon, string) {
 	t.Helper()
+	d, base, _ := startReplica(t, modelURL, dbURL, cluster)
+	return d, base
+}
+
+// startReplica is serveReplica with a way to end its Serve during the
+// test: stop cancels its context, as SIGTERM does, waits for Serve to
+// return and closes the daemon (at cleanup otherwise).
+func startReplica(t *testing.T, modelURL, dbURL, cluster string) (d *Daemon, base string, stop func()) {
+	t.Helper()
 	home := t.TempDir()
 	path := filepath.Join(home, "config.toml")
 	if err := os.WriteFile(path, []byte(replicaConfig("127.0.0.1:0", modelURL, cluster)), 0o600); err != nil {
@@ -141,7 +150,7 @@ func serveReplica(t *testing.T, modelURL, dbURL, cluster string) (*Daemon, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(t.Context(), cfg, Options{})
+	d, err = New(t.Context(), cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,12 +161,18 @@ func serveReplica(t *testing.T, modelURL, dbURL, cluster string) (*Daemon, strin
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- d.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-errc
-		d.Close()
-	})
-	return d, "http://" + ln.Addr().String()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-errc; err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+			d.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return d, "http://" + ln.Addr().String(), stop
 }
 
 // rawDo sends a request with the API key and returns the status and the
