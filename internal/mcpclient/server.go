@@ -77,15 +77,15 @@ type server struct {
 	lastDown    time.Time
 	lastDownErr string
 	upSince     time.Time
-	everUp     bool
-	protocol   string
-	info       *mcp.Implementation
-	sess       *session
-	attempt    *session      // the session being connected, if any
-	changed    chan struct{} // closed and replaced on every change of sess/state
-	tools      []*mcpTool    // allowed, named, first of each name; by upstream name
-	collisions []string      // within this server
-	stopped    bool
+	everUp      bool
+	protocol    string
+	info        *mcp.Implementation
+	sess        *session
+	attempt     *session      // the session being connected, if any
+	changed     chan struct{} // closed and replaced on every change of sess/state
+	tools       []*mcpTool    // allowed, named, first of each name; by upstream name
+	collisions  []string      // within this server
+	stopped     bool
 
 	secrets atomic.Pointer[[]string] // resolved header values, for redaction
 

@@ -23,14 +23,14 @@ type ServerStatus struct {
 	Collisions []string `json:"collisions,omitempty"`
 	LastError  string   `json:"last_error,omitempty"`
 	// Reconnects counts sessions re-established after a drop.
-	Reconnects      int         `json:"reconnects"`
+	Reconnects int `json:"reconnects"`
 	// LastDownAt and LastDownError are when and why the server last
 	// dropped or failed to connect; unlike LastError they are kept after
 	// it reconnects, so a restart within seconds still shows.
 	LastDownAt    *time.Time `json:"last_down_at,omitempty"`
 	LastDownError string     `json:"last_down_error,omitempty"`
 	// ConnectedSince is when the current session came up.
-	ConnectedSince *time.Time `json:"connected_since,omitempty"`
+	ConnectedSince  *time.Time  `json:"connected_since,omitempty"`
 	ProtocolVersion string      `json:"protocol_version,omitempty"`
 	ServerInfo      *ServerInfo `json:"server_info,omitempty"`
 	// AuthorizeURL is the URL the user must open to authorize agentd,
