@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -355,7 +354,6 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		if k.obs != nil {
 			mctx, mc = k.obs.startModel(ctx, m.Provider, k.genAIProvider(m.Provider), lreq)
 		}
-		var partial, partialThinking strings.Builder // what streamed, for a stop mid-reply
 		resp, err := provider.Generate(mctx, lreq, func(d llm.Delta) {
 			if mc != nil {
 				mc.delta()
@@ -363,9 +361,6 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			typ := EventText
 			if d.Kind == llm.DeltaThinking {
 				typ = EventThinking
-				partialThinking.WriteString(d.Text)
-			} else {
-				partial.WriteString(d.Text)
 			}
 			emit(Event{Type: typ, SessionID: sess.ID, Text: d.Text})
 		})
@@ -373,16 +368,6 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			mc.end(mctx, resp, err)
 		}
 		if ctx.Err() != nil {
-			if partial.Len() > 0 {
-				// The user saw this much stream before stopping it: it stays
-				// in the session (a reload shows it, the next turn's model
-				// reads it), as a reply without tool calls, so the history
-				// stays valid.
-				msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Text: partial.String()}}, Thinking: partialThinking.String()}
-				if err := k.persistReply(context.WithoutCancel(ctx), sess.ID, msg, pending); err != nil {
-					k.log.Warn("storing the partial reply of a stopped run failed", "session", sess.ID, "err", err)
-				}
-			}
 			return stopped(ctx, res)
 		}
 		if err != nil {
