@@ -128,6 +128,8 @@ type Manager struct {
 	notifier sync.WaitGroup
 	token    atomic.Uint64
 	obs      *observer // nil when neither metrics nor traces are on
+	// taskLinks are the servers' task links, by *server (tasklink.go).
+	taskLinks sync.Map
 }
 
 var _ tool.Source = (*Manager)(nil)

@@ -103,14 +103,19 @@ func (s *Server) httpHandler(e *endpoint) http.Handler {
 			return
 		}
 		tasks := s.tasks.Load() != nil
-		if tasks {
+		modern := r.Header.Get(headerProtocolVersion) >= statelessVersion
+		gwTasks := e.name != "" && s.gwTasks != nil && !modern
+		if tasks || e.name != "" {
 			markTask(r, body) // tasks.go
 		}
-		if !precheck(w, body, r.Header.Get(headerProtocolVersion) >= statelessVersion, tasks) {
+		if !precheck(w, body, modern, tasks || gwTasks) {
 			return
 		}
 		if tasks && s.tasks.Load().serveReplicated(w, r, e, body) {
 			return // tasks.go
+		}
+		if gwTasks && s.serveGatewayTask(w, r, e, body) {
+			return // gatewaytasks.go
 		}
 		path, plan := s.route(r, e, body)
 		switch path {

@@ -46,6 +46,7 @@ func (s *Server) newGateway(name string) *endpoint {
 		so.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	e := s.newEndpoint(name, so)
+	e.srv.AddReceivingMiddleware(s.gwTasks.middleware(name)) // gatewaytasks.go
 	if s.opts.Upstreams != nil {
 		e.srv.AddReceivingMiddleware(s.forward(name))
 	}

@@ -109,6 +109,9 @@ type Server struct {
 	obs           *observer // nil when neither metrics nor traces are on
 	// tasks serves MCP tasks (tasks.go); nil until SetTasks.
 	tasks atomic.Pointer[taskServer]
+	// gwTasks serves the gateways' tasks (gatewaytasks.go); nil without
+	// gateways.
+	gwTasks *gatewayTasks
 
 	// Re-syncing runs on a goroutine that exists only while there is work,
 	// so a Server that is never closed leaks nothing; Close waits for it.
@@ -215,6 +218,9 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 		s.main.srv.AddReceivingMiddleware(s.listFresh)
 	}
 	s.addSessionResources(s.main.srv)
+	if len(opts.Config.Gateways) > 0 {
+		s.gwTasks = newGatewayTasks(s)
+	}
 	for _, name := range opts.Config.Gateways {
 		if opts.Tools == nil {
 			return nil, fmt.Errorf("mcp gateway %q: no tool registry", name)
@@ -299,6 +305,9 @@ func (s *Server) Close() error {
 	// Sessions close gracefully, waiting for their calls: cancel those
 	// first, or an agent run would hold Close for minutes.
 	s.calls.cancel(nil)
+	if s.gwTasks != nil {
+		s.gwTasks.close()
+	}
 	for _, e := range s.endpoints() {
 		for ss := range e.srv.Sessions() {
 			_ = ss.Close()
