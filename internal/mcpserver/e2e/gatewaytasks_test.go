@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/conformancetest"
 )
 
 // startTasksUpstream runs interop/mcp-gateway-tasks.mjs as an upstream
@@ -163,4 +166,80 @@ url = %q
 			}
 		})
 	}
+}
+
+// tasksScenarios are the tasks-* scenarios of the 2026-07-28 suite
+// (0.2.0-alpha.12, the newest the registry serves): the SEP-2663 tasks
+// extension.
+var tasksScenarios = []string{
+	"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+	"tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+	"tasks-dispatch-and-envelope", "tasks-status-notifications",
+	"tasks-required-task-error", "tasks-mrtr-composition",
+}
+
+// TestConformanceGatewayTasks runs the suite's tasks-* scenarios, each
+// on its own (runConformance leaves them out), through a gateway to an
+// upstream that declares tasks (the TS SDK's tasks server) and to one
+// that does not (the go-sdk conformance server over stateful HTTP).
+// Baselines: testdata/conformance-tasks-upstream-baseline.json and
+// testdata/conformance-tasks-plain-baseline.json.
+func TestConformanceGatewayTasks(t *testing.T) {
+	nodeBin := node(t)
+	for _, tc := range []struct {
+		name, baseline string
+		start          func(t *testing.T) string
+	}{
+		{"upstream-tasks", "conformance-tasks-upstream-baseline.json", func(t *testing.T) string {
+			return startGateway(t, fmt.Sprintf("allow_private = true\n\n[mcp_servers.transport]\ntype = \"http\"\nurl = %q\n", startTasksUpstream(t, nodeBin)))
+		}},
+		{"no-upstream-tasks", "conformance-tasks-plain-baseline.json", startHTTPGateway},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := tc.start(t)
+			runConformanceScenarios(t, nodeBin, "conformance-2026/dist/index.js", url, tc.baseline, tasksScenarios)
+		})
+	}
+}
+
+// runConformanceScenarios is runConformance for the named scenarios only,
+// each run on its own, scored together against one baseline.
+func runConformanceScenarios(t *testing.T, nodeBin, module, url, baseline string, scenarios []string) {
+	t.Helper()
+	b, err := conformancetest.Load(filepath.Join("testdata", baseline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	expected, results := filepath.Join(dir, "expected-failures.yml"), filepath.Join(dir, "results")
+	if err := b.WriteSuiteFile(expected); err != nil {
+		t.Fatal(err)
+	}
+	var outs bytes.Buffer
+	for _, sc := range scenarios {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, nodeBin, nodeModule(t, module), "server", "--url", url, "--scenario", sc,
+			"--expected-failures", expected, "-o", results)
+		cmd.Dir = dir
+		cmd.Env = env{home: dir}.cmdEnv()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		_ = cmd.Run() // scored below, check by check
+		cancel()
+		fmt.Fprintf(&outs, "--- %s\n%s\n", sc, summary(out.Bytes()))
+	}
+	failures, n, err := b.ReadResults(results, nil)
+	if err != nil {
+		t.Fatalf("reading the suite's results: %v\n%s", err, outs.String())
+	}
+	if n != len(scenarios) {
+		t.Fatalf("the suite scored %d scenarios, want %d\n%s", n, len(scenarios), outs.String())
+	}
+	for _, p := range conformancetest.Compare(b, failures) {
+		t.Errorf("testdata/%s: %s", baseline, p)
+	}
+	if t.Failed() {
+		t.Logf("suite output:\n%s", outs.String())
+	}
+	t.Logf("%d scenarios scored, %d failed checks as the baseline expects", n, len(failures))
 }
