@@ -76,9 +76,11 @@ const maxGatewayTasks = 1000
 
 // gatewayTasks serves the gateways' tasks.
 type gatewayTasks struct {
-	s      *Server
-	ts     *taskServer // ttl and wire helpers only (its Tasks is nil)
-	handle cipher.AEAD
+	s  *Server
+	ts *taskServer // ttl and wire helpers only (its Tasks is nil)
+	// handles seal and open task handles: the first seals, every one
+	// opens, so the replicas' keys rotate as for session ids.
+	handles []cipher.AEAD
 
 	// base is the context of the runs; stop cancels it (Server.Close).
 	base context.Context
@@ -104,27 +106,36 @@ const handleKeyInfo = "agentd mcp gateway task handles v1"
 const handlePrefix = "gwt1."
 
 func newGatewayTasks(s *Server) *gatewayTasks {
-	secret := make([]byte, 32)
-	if r := s.opts.Replicas; r != nil && len(r.Keys) > 0 {
-		secret = r.Keys[0]
-	} else {
+	var secrets [][]byte
+	if r := s.opts.Replicas; r != nil {
+		secrets = r.Keys
+	}
+	if len(secrets) == 0 {
+		// One process: a key of its own, and handles die with it, as
+		// the tasks they name on its upstream sessions may.
+		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
+		secrets = [][]byte{secret}
 	}
-	key, err := hkdf.Key(sha256.New, secret, nil, handleKeyInfo, 32)
-	if err != nil {
-		panic("mcpserver: derive the task handle key: " + err.Error())
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		panic("mcpserver: " + err.Error())
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		panic("mcpserver: " + err.Error())
+	aeads := make([]cipher.AEAD, 0, len(secrets))
+	for _, secret := range secrets {
+		key, err := hkdf.Key(sha256.New, secret, nil, handleKeyInfo, 32)
+		if err != nil {
+			panic("mcpserver: derive the task handle key: " + err.Error())
+		}
+		block, err := aes.NewCipher(key)
+		if err != nil {
+			panic("mcpserver: " + err.Error())
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			panic("mcpserver: " + err.Error())
+		}
+		aeads = append(aeads, aead)
 	}
 	base, stop := context.WithCancel(context.Background())
 	return &gatewayTasks{
-		s: s, ts: &taskServer{s: s}, handle: aead, base: base, stop: stop,
+		s: s, ts: &taskServer{s: s}, handles: aeads, base: base, stop: stop,
 		local: map[string]*localTask{}, passed: map[string][]passedTask{},
 	}
 }
@@ -148,11 +159,12 @@ func (g *gatewayTasks) seal(c handleClaims) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	nonce := make([]byte, g.handle.NonceSize(), g.handle.NonceSize()+len(plain)+g.handle.Overhead())
+	aead := g.handles[0]
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", err
 	}
-	out := g.handle.Seal(nonce, nonce, plain, []byte(handleKeyInfo))
+	out := aead.Seal(nonce, nonce, plain, []byte(handleKeyInfo))
 	return handlePrefix + base64.RawURLEncoding.EncodeToString(out), nil
 }
 
@@ -164,12 +176,20 @@ func (g *gatewayTasks) open(gw, p, id string) (handleClaims, error) {
 		return handleClaims{}, errUnknownTask
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(rest)
-	if err != nil || len(raw) < g.handle.NonceSize() {
+	if err != nil {
 		return handleClaims{}, errUnknownTask
 	}
-	n := g.handle.NonceSize()
-	plain, err := g.handle.Open(nil, raw[:n], raw[n:], []byte(handleKeyInfo))
-	if err != nil {
+	var plain []byte
+	for _, aead := range g.handles {
+		n := aead.NonceSize()
+		if len(raw) < n {
+			break
+		}
+		if plain, err = aead.Open(nil, raw[:n], raw[n:], []byte(handleKeyInfo)); err == nil {
+			break
+		}
+	}
+	if plain == nil {
 		return handleClaims{}, errUnknownTask
 	}
 	var c handleClaims

@@ -150,3 +150,48 @@ func TestGatewayTaskHandles(t *testing.T) {
 		})
 	}
 }
+
+// FuzzGatewayTaskHandle: no input makes open panic, and only what seal
+// made opens: the one claim set sealed here (under a fixed key, so the
+// workers' seals open too).
+func FuzzGatewayTaskHandle(f *testing.F) {
+	g := newGatewayTasks(&Server{opts: Options{Replicas: &Replicas{Keys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}}}})
+	defer g.close()
+	sealed := handleClaims{Gateway: "up", Session: "s", Task: "t", Principal: "p"}
+	good, err := g.seal(sealed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(handlePrefix)
+	f.Add(handlePrefix + "AAAA")
+	f.Add("gwl-0123")
+	f.Fuzz(func(t *testing.T, id string) {
+		c, err := g.open("up", "p", id)
+		if err == nil && c != sealed {
+			t.Fatalf("%q opened as %+v", id, c)
+		}
+	})
+}
+
+// TestGatewayTaskHandleKeys: a handle sealed under the replicas' old key
+// opens once a new key seals; one sealed by another secret does not.
+func TestGatewayTaskHandleKeys(t *testing.T) {
+	oldKey, newKey := []byte("old-key-old-key-old-key-old-key-"), []byte("new-key-new-key-new-key-new-key-")
+	before := newGatewayTasks(&Server{opts: Options{Replicas: &Replicas{Keys: [][]byte{oldKey}}}})
+	after := newGatewayTasks(&Server{opts: Options{Replicas: &Replicas{Keys: [][]byte{newKey, oldKey}}}})
+	alone := newGatewayTasks(&Server{})
+	for _, g := range []*gatewayTasks{before, after, alone} {
+		defer g.close()
+	}
+	id, err := before.seal(handleClaims{Gateway: "up", Task: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := after.open("up", "", id); err != nil || c.Task != "t" {
+		t.Errorf("after rotation: %+v, %v", c, err)
+	}
+	if _, err := alone.open("up", "", id); !errors.Is(err, errUnknownTask) {
+		t.Errorf("another secret opened a handle: %v", err)
+	}
+}

@@ -84,8 +84,8 @@ func TestGatewayTasksTS(t *testing.T) {
 	nodeBin := node(t)
 	cases := []struct {
 		name, tool, args, cancelArgs, text string
-		upstream                            func(t *testing.T) string
-		idPrefix                            string
+		upstream                           func(t *testing.T) string
+		idPrefix                           string
 	}{
 		{
 			name: "upstream-tasks", tool: "delay", args: `{"ms":1500}`, cancelArgs: `{"ms":600000}`, text: "waited 1500 ms",
