@@ -15,6 +15,8 @@
 //                              getTaskResult, listTasks
 //       cancel ID              cancelTask, then getTask
 //       get ID                 one getTask
+//   AGENTD_TOKEN in the environment is sent as the client's bearer
+//   credential.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import * as z from 'zod/v4';
@@ -98,7 +100,9 @@ if (mode === 'server') {
 } else if (mode === 'client') {
   const [url, phase, arg, arg2] = args;
   const client = new Client({ name: 'gateway-tasks-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const token = process.env.AGENTD_TOKEN;
+  const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
   try {
     switch (phase) {
       case 'start': {
