@@ -41,6 +41,11 @@ import (
 // (a stdio, SSE or OAuth server).
 var ErrNoTaskLink = errors.New("no task link to this mcp server (only streamable http servers without oauth have one)")
 
+// ErrTaskSessionLost is returned by UpstreamTaskRequest when the server
+// no longer knows the session (HTTP 404): its tasks are gone with it, and
+// the next UpstreamTaskSupport opens a new session.
+var ErrTaskSessionLost = errors.New("the mcp server no longer knows the task session")
+
 // TaskSupport is what an upstream declared about tasks in the session
 // its task link opened.
 type TaskSupport struct {
@@ -86,8 +91,8 @@ func (m *Manager) UpstreamTaskSupport(ctx context.Context, server string) (TaskS
 
 // UpstreamTaskRequest sends one request (method with params) to server on
 // its upstream session and returns the result as the server sent it. An
-// error the server answered is a *jsonrpc.Error. A session the server no
-// longer knows is forgotten, so the next TaskSupport opens a new one.
+// error the server answered is a *jsonrpc.Error; a session the server no
+// longer knows is ErrTaskSessionLost.
 func (m *Manager) UpstreamTaskRequest(ctx context.Context, server, session, method string, params any) (json.RawMessage, error) {
 	l, err := m.taskLink(server)
 	if err != nil {
@@ -100,7 +105,7 @@ func (m *Manager) UpstreamTaskRequest(ctx context.Context, server, session, meth
 			l.support = nil
 		}
 		l.mu.Unlock()
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task: the upstream server no longer knows the session it was created in"}
+		return nil, ErrTaskSessionLost
 	}
 	return res, err
 }

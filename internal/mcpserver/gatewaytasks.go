@@ -267,12 +267,23 @@ func (g *gatewayTasks) start(ctx context.Context, gw string, req *mcp.CallToolRe
 	}
 	ttl := g.ts.ttl(tp.TTL)
 	if up, ok := g.s.opts.Upstreams.(upstreamTasks); ok {
-		sup, err := up.UpstreamTaskSupport(ctx, gw)
-		switch {
-		case err == nil && sup.ToolsCall && sup.Tools[name] != "" && sup.Tools[name] != "forbidden":
-			return g.pass(ctx, up, gw, regName, req, sup.Session, json.RawMessage(rawTask), who)
-		case err != nil && !errors.Is(err, mcpclient.ErrNoTaskLink):
-			g.s.log.Warn("mcp gateway: the upstream's task support is unknown; agentd runs the task itself", "server", gw, "err", err)
+		// Twice at most: a task session the upstream lost (it
+		// restarted) is replaced once.
+		for range 2 {
+			sup, err := up.UpstreamTaskSupport(ctx, gw)
+			if err != nil {
+				if !errors.Is(err, mcpclient.ErrNoTaskLink) {
+					g.s.log.Warn("mcp gateway: the upstream's task support is unknown; agentd runs the task itself", "server", gw, "err", err)
+				}
+				break
+			}
+			if !sup.ToolsCall || sup.Tools[name] == "" || sup.Tools[name] == "forbidden" {
+				break
+			}
+			res, err := g.pass(ctx, up, gw, regName, req, sup.Session, json.RawMessage(rawTask), who)
+			if !errors.Is(err, mcpclient.ErrTaskSessionLost) {
+				return res, err
+			}
 		}
 	}
 	return g.startLocal(gw, regName, req, ttl, who)
@@ -320,6 +331,8 @@ func (g *gatewayTasks) pass(ctx context.Context, up upstreamTasks, gw, regName s
 	out := scope.Do(ctx, tool.Request{Call: llm.ToolCall{Name: regName, Arguments: req.Params.Arguments}})
 	var rpcErr *jsonrpc.Error
 	switch {
+	case errors.Is(starter.err, mcpclient.ErrTaskSessionLost):
+		return nil, starter.err
 	case errors.As(starter.err, &rpcErr):
 		return nil, rpcErr
 	case starter.raw == nil:
@@ -619,6 +632,9 @@ func (g *gatewayTasks) serveUpstream(ctx context.Context, gw, owner, method, id 
 	raw, err := up.UpstreamTaskRequest(ctx, gw, c.Session, method, map[string]any{"taskId": c.Task})
 	if err != nil {
 		var rpcErr *jsonrpc.Error
+		if errors.Is(err, mcpclient.ErrTaskSessionLost) {
+			return nil, errUnknownTask // gone with the upstream's session
+		}
 		if errors.As(err, &rpcErr) {
 			return nil, rpcErr
 		}

@@ -22,27 +22,42 @@ import (
 // MCP server that declares tasks (the TypeScript SDK's experimental tasks
 // server, InMemoryTaskStore) on a loopback port, and returns its URL.
 func startTasksUpstream(t *testing.T, nodeBin string) string {
+	url, _ := restartableTasksUpstream(t, nodeBin)
+	return url
+}
+
+// restartableTasksUpstream is startTasksUpstream, with a function that
+// kills the upstream and starts a new one on the same port (it forgets
+// its sessions and tasks).
+func restartableTasksUpstream(t *testing.T, nodeBin string) (string, func()) {
 	t.Helper()
 	addr := freeAddr(t)
 	_, port, _ := strings.Cut(addr, ":")
-	cmd := exec.Command(nodeBin, nodeModule(t, "../mcp-gateway-tasks.mjs"), "server", port)
-	cmd.Dir = t.TempDir()
-	cmd.Env = env{home: cmd.Dir}.cmdEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var cmd *exec.Cmd
+	start := func() {
+		cmd = exec.Command(nodeBin, nodeModule(t, "../mcp-gateway-tasks.mjs"), "server", port)
+		cmd.Dir = t.TempDir()
+		cmd.Env = env{home: cmd.Dir}.cmdEnv()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stdout, cmd.Stderr = &logs, &logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitListening(t, addr)
 	}
-	t.Cleanup(func() {
+	stop := func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
+	}
+	start()
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("tasks upstream output:\n%s", logs.String())
 		}
 	})
-	waitListening(t, addr)
-	return "http://" + addr + "/"
+	return "http://" + addr + "/", func() { stop(); start() }
 }
 
 // runGatewayTasksClient runs one client phase of mcp-gateway-tasks.mjs
@@ -79,9 +94,11 @@ func runGatewayTasksClient(t *testing.T, nodeBin, url string, args ...string) ma
 // TS SDK's tasks server) the upstream's task passes through under a
 // handle; through one to an upstream without tasks (server-everything)
 // agentd runs the call as its own task. A task cancelled through the
-// gateway is cancelled.
+// gateway is cancelled. When the upstream with tasks restarts, its old
+// tasks are unknown and new ones pass through on a new task session.
 func TestGatewayTasksTS(t *testing.T) {
 	nodeBin := node(t)
+	var restart func() // the upstream with tasks'
 	cases := []struct {
 		name, tool, args, cancelArgs, text string
 		upstream                           func(t *testing.T) string
@@ -89,7 +106,11 @@ func TestGatewayTasksTS(t *testing.T) {
 	}{
 		{
 			name: "upstream-tasks", tool: "delay", args: `{"ms":1500}`, cancelArgs: `{"ms":600000}`, text: "waited 1500 ms",
-			upstream: func(t *testing.T) string { return startTasksUpstream(t, nodeBin) },
+			upstream: func(t *testing.T) string {
+				url, r := restartableTasksUpstream(t, nodeBin)
+				restart = r
+				return url
+			},
 			idPrefix: "gwt1.",
 		},
 		{
@@ -163,6 +184,24 @@ url = %q
 			g := runGatewayTasksClient(t, nodeBin, url, "get", tc.idPrefix+strconv.Itoa(42))
 			if code := fmt.Sprint(g["get"]["code"]); code != "-32602" {
 				t.Errorf("tasks/get of a made-up id: %v, want -32602", g["get"])
+			}
+			if tc.idPrefix != "gwt1." {
+				return
+			}
+			// The upstream restarts: its sessions and tasks are gone.
+			// An old handle is an unknown task; a new task goes to a
+			// new task session.
+			restart()
+			if g := runGatewayTasksClient(t, nodeBin, url, "get", id); fmt.Sprint(g["get"]["code"]) != "-32602" {
+				t.Errorf("tasks/get of a task the upstream forgot: %v, want -32602", g["get"])
+			}
+			s = runGatewayTasksClient(t, nodeBin, url, "start", tc.tool, tc.args)
+			again, _ := s["created"]["task"].(map[string]any)
+			if !strings.HasPrefix(fmt.Sprint(again["taskId"]), "gwt1.") {
+				t.Fatalf("after the upstream restarted: %v, want a passed-through task", s)
+			}
+			if f := runGatewayTasksClient(t, nodeBin, url, "follow", fmt.Sprint(again["taskId"])); f["statuses"]["task"].(map[string]any)["status"] != "completed" {
+				t.Errorf("the task started after the restart: %v", f)
 			}
 		})
 	}
