@@ -68,6 +68,21 @@ type taskLink struct {
 
 	mu      sync.Mutex
 	support *TaskSupport // nil until opened, and after the session was lost
+
+	hcOnce sync.Once
+	hc     *http.Client
+}
+
+// client is the link's HTTP client, made once, so that its connections
+// are reused. It follows no redirect: the configured headers (tokens)
+// must not go to another origin, and a Streamable HTTP server does not
+// redirect its POSTs.
+func (l *taskLink) client() *http.Client {
+	l.hcOnce.Do(func() {
+		l.hc = l.s.m.policy(l.s.cfg.Name, l.s.cfg.AllowPrivate).Client(0)
+		l.hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	})
+	return l.hc
 }
 
 // UpstreamTaskSupport returns what server declared about tasks, opening
@@ -239,7 +254,7 @@ func (l *taskLink) post(ctx context.Context, session, method string, params any,
 		req.Header.Set(sessionHeader, session)
 		req.Header.Set("Mcp-Protocol-Version", taskLinkVersion)
 	}
-	resp, err := pol.Client(0).Do(req)
+	resp, err := l.client().Do(req)
 	if err != nil {
 		return nil, "", 0, s.redactErr(err)
 	}

@@ -28,7 +28,7 @@ func field(v any, path ...string) any {
 func TestGatewayTasksRunByAgentd(t *testing.T) {
 	ts, upstream := upstreamServer(t)
 	release := make(chan struct{})
-	stopped := make(chan struct{})
+	running, stopped := make(chan struct{}), make(chan struct{})
 	upstream.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			select {
@@ -40,6 +40,7 @@ func TestGatewayTasksRunByAgentd(t *testing.T) {
 		})
 	upstream.AddTool(&mcp.Tool{Name: "forever", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			close(running)
 			<-ctx.Done()
 			close(stopped)
 			return nil, ctx.Err()
@@ -95,6 +96,7 @@ func TestGatewayTasksRunByAgentd(t *testing.T) {
 
 	_, _, created = post(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"forever","arguments":{},"task":{}}}`, s2)
 	other, _ := field(created, "result", "task", "taskId").(string)
+	<-running // the call reached the upstream
 	_, _, cancelled := post(t, url, `{"jsonrpc":"2.0","id":8,"method":"tasks/cancel","params":{"taskId":"`+other+`"}}`, s2)
 	if field(cancelled, "result", "status") != "cancelled" {
 		t.Errorf("tasks/cancel = %v, want cancelled", cancelled)
