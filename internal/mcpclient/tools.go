@@ -89,10 +89,15 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		caller = ex.Caller
 	}
 	var res *mcp.CallToolResult
-	if caller != nil && caller.PassInput && !isStateless(sess) {
+	switch {
+	case caller != nil && caller.PassInput && !isStateless(sess):
 		res, err = s.bridgedCall(ctx, sess, t.upstream, args, caller, progress)
-	} else {
+	case s.useTask(sess, t.upstream):
+		res, sess, err = s.taskCall(ctx, sess, t.upstream, args, caller, progress, ex)
+	default:
+		start := time.Now()
 		res, err = s.upstreamCall(ctx, sess, t.upstream, args, caller, progress)
+		s.noteDuration(t.upstream, time.Since(start))
 	}
 	if isInputError(err) {
 		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s.redact(err.Error())}}, IsError: true}
