@@ -7,13 +7,17 @@
 // call, follows the same task on its new session.
 //
 // Tools:
-//   slow_report {topic, steps, step_ms, fail}  taskSupport "required"
+//   slow_report {topic, steps, step_ms, fail, ask}  taskSupport "required"
+//               ask: after step 1 the task turns input_required and asks
+//               its client (elicitation/create, delivered on tasks/result)
+//               which tide; the report names the answer
 //   quick_sum   {a, b}                          taskSupport "optional"
 //   plain_echo  {message}                       no tasks
 //
 // Test controls (plain HTTP, loopback only):
 //   GET  /events  what the store saw: [{ev, task, session}]
-//                 ev: create, get, result, cancel, stopped, completed
+//                 ev: create, get, result, cancel, stopped, completed,
+//                 asked, answered:ACTION
 //   POST /drop    closes every session (the server "restarts its
 //                 connections"): their ids are answered 404 from then on
 //
@@ -24,6 +28,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryTaskStore, InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const port = Number(process.argv[2]);
 const events = [];
@@ -63,8 +68,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // run is a task's work, outside any session: steps of step_ms, a status
 // message each, until done or cancelled.
-async function run(taskId, args) {
+async function run(taskId, args, sendRequest) {
   const steps = args.steps ?? 4;
+  let topic = args.topic;
   for (let i = 1; i <= steps; i++) {
     const t = await store.getTask(taskId);
     if (!t || t.status === 'cancelled') {
@@ -73,7 +79,22 @@ async function run(taskId, args) {
     }
     await store.updateTaskStatus(taskId, 'working', `step ${i} of ${steps}`);
     await sleep(args.step_ms ?? 500);
+    if (i === 1 && args.ask) {
+      await store.updateTaskStatus(taskId, 'input_required', 'which tide?');
+      log('asked', taskId);
+      const r = await sendRequest({
+        method: 'elicitation/create',
+        params: {
+          message: 'Which tide?',
+          requestedSchema: { type: 'object', properties: { tide: { type: 'string' } }, required: ['tide'] },
+        },
+      }, ElicitResultSchema, { relatedTask: { taskId } });
+      log(`answered:${r.action}`, taskId);
+      topic = r.action === 'accept' ? `${topic} (${r.content?.tide})` : `${topic} (${r.action})`;
+      await store.updateTaskStatus(taskId, 'working', `step ${i} of ${steps}`);
+    }
   }
+  args = { ...args, topic };
   const t = await store.getTask(taskId);
   if (!t || t.status === 'cancelled') {
     log('stopped', taskId);
@@ -96,7 +117,7 @@ function newServer() {
   const handler = {
     createTask: async (args, extra) => {
       const task = await extra.taskStore.createTask({ ttl: 120000, pollInterval: 200 });
-      run(task.taskId, args).catch((e) => store.updateTaskStatus(task.taskId, 'failed', String(e)));
+      run(task.taskId, args, extra.sendRequest).catch((e) => store.updateTaskStatus(task.taskId, 'failed', String(e)));
       return { task };
     },
     getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
@@ -109,6 +130,7 @@ function newServer() {
       steps: z.number().optional(),
       step_ms: z.number().optional(),
       fail: z.boolean().optional(),
+      ask: z.boolean().optional(),
     },
     execution: { taskSupport: 'required' },
   }, handler);

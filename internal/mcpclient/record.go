@@ -45,7 +45,8 @@ type Exchange struct {
 	// TaskStatus, when set, is told each status of the upstream task the
 	// call runs as (a task-augmented call, see tasks.go), as it changes:
 	// first when the task is created, last when it ends. It is called from
-	// a goroutine of the call's and must not block.
+	// a goroutine of the call's and must not block. Without it, the status
+	// messages of a working task reach the call's Progress instead.
 	TaskStatus func(UpstreamTask)
 }
 

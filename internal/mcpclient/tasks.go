@@ -584,10 +584,10 @@ func (f *taskFollow) report(t *UpstreamTask) {
 		return
 	}
 	f.record(t)
-	if f.ex != nil && f.ex.TaskStatus != nil {
+	switch {
+	case f.ex != nil && f.ex.TaskStatus != nil:
 		f.ex.TaskStatus(*t)
-	}
-	if f.progress != nil && t.StatusMessage != "" && !t.Terminal() {
+	case f.progress != nil && t.StatusMessage != "" && !t.Terminal():
 		f.progress(t.StatusMessage, 0, 0)
 	}
 }
