@@ -582,7 +582,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 		}
 		sess.proc = proc
 		// The lineReader enforces the size cap, per message.
-		return &stdioLink{r: newLineReader(proc.stdout, max, ev), w: proc.stdin, sent: sess.tasks.sent}, nil
+		return &stdioLink{r: newLineReader(proc.stdout, max, ev), w: proc.stdin, sent: sess.tasks.sentCall}, nil
 	case TransportHTTP, TransportSSE:
 		return s.httpTransport(ctx, sess, ev)
 	}

@@ -28,8 +28,8 @@ import (
 type stdioLink struct {
 	r *frameReader
 	w io.WriteCloser
-	// sent sees each request written (taskWatch.sent); nil for none.
-	sent func(id json.RawMessage, method string, params []byte)
+	// sent sees each request written (taskWatch.sentCall); nil for none.
+	sent func(id jsonrpc.ID, method string, params []byte)
 }
 
 // Connect implements mcp.Transport.
@@ -41,7 +41,7 @@ func (l *stdioLink) Connect(context.Context) (mcp.Connection, error) {
 type stdioConn struct {
 	r    *frameReader
 	w    io.WriteCloser
-	sent func(id json.RawMessage, method string, params []byte)
+	sent func(id jsonrpc.ID, method string, params []byte)
 
 	// queue holds the unread messages of a batch. Only the SDK's read
 	// loop calls Read, so it needs no lock.
@@ -162,9 +162,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	data = append(data, '\n')
 	if req, ok := msg.(*jsonrpc.Request); ok && c.sent != nil && req.IsCall() {
-		if id, err := json.Marshal(req.ID.Raw()); err == nil {
-			c.sent(id, req.Method, req.Params)
-		}
+		c.sent(req.ID, req.Method, req.Params)
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.batchMu.Lock()

@@ -246,9 +246,19 @@ func (w *taskWatch) observe(frame []byte, sse bool) {
 	}
 }
 
-// sent notes a request written to the upstream: a task-creating
-// tools/call's id is tied to its progress token. Only requests written
-// while a task is being created are looked at.
+// sentCall notes a request written to the upstream (stdioConn.Write): a
+// task-creating tools/call's id is tied to its progress token. Only
+// requests written while a task is being created are looked at.
+func (w *taskWatch) sentCall(id jsonrpc.ID, method string, params []byte) {
+	if w.creating.Load() == 0 || method != "tools/call" {
+		return
+	}
+	if b, err := json.Marshal(id.Raw()); err == nil {
+		w.sent(b, method, params)
+	}
+}
+
+// sent is sentCall with the id as JSON.
 func (w *taskWatch) sent(id json.RawMessage, method string, params []byte) {
 	if w.creating.Load() == 0 || method != "tools/call" || !bytes.Contains(params, []byte(`"task"`)) {
 		return
@@ -477,8 +487,9 @@ type taskFollow struct {
 	idle     *time.Timer
 	ex       *Exchange
 
-	mu   sync.Mutex
-	task *UpstreamTask // the latest status known
+	mu       sync.Mutex
+	task     *UpstreamTask // the latest status known
+	messages int           // status messages passed on as progress
 }
 
 // attach registers the call on sess, for the progress notifications of
@@ -578,8 +589,13 @@ func (f *taskFollow) report(t *UpstreamTask) {
 		t.ID = prev.ID
 	}
 	f.task = t
-	f.mu.Unlock()
 	changed := prev == nil || prev.Status != t.Status || prev.StatusMessage != t.StatusMessage
+	asProgress := changed && (f.ex == nil || f.ex.TaskStatus == nil) && f.progress != nil && t.StatusMessage != "" && !t.Terminal()
+	if asProgress {
+		f.messages++
+	}
+	n := f.messages
+	f.mu.Unlock()
 	if !changed {
 		return
 	}
@@ -587,8 +603,9 @@ func (f *taskFollow) report(t *UpstreamTask) {
 	switch {
 	case f.ex != nil && f.ex.TaskStatus != nil:
 		f.ex.TaskStatus(*t)
-	case f.progress != nil && t.StatusMessage != "" && !t.Terminal():
-		f.progress(t.StatusMessage, 0, 0)
+	case asProgress:
+		// Progress must increase: the count of status messages so far.
+		f.progress(t.StatusMessage, float64(n), 0)
 	}
 }
 

@@ -130,3 +130,94 @@ func TestTasksNotUsedWithoutCapability(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskWatchObserve: what a session learns from the wire, message by
+// message, in the three framings the readers hand over.
+func TestTaskWatchObserve(t *testing.T) {
+	const (
+		initTasks = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"u","version":"1"}}}`
+		initNone  = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"u","version":"1"}}}`
+		initNew   = `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2026-07-28","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"u","version":"1"}}}`
+		tools     = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","execution":{"taskSupport":"required"}},{"name":"b","execution":{"taskSupport":"optional"}},{"name":"c","execution":{"taskSupport":"forbidden"}},{"name":"d"}]}}`
+		created   = `{"jsonrpc":"2.0","id":7,"result":{"task":{"taskId":"T1","status":"working","pollInterval":250}}}`
+		call      = `{"_meta":{"progressToken":"agentd-9"},"name":"a","arguments":{},"task":{"ttl":1000}}`
+	)
+	sse := func(msg string) string { return "event: message\nid: 1\ndata: " + msg + "\n\n" }
+	tests := []struct {
+		name     string
+		init     string
+		declared bool
+	}{
+		{"declares tasks", initTasks, true},
+		{"no tasks", initNone, false},
+		{"2026-07-28 (tasks of another shape)", initNew, false},
+	}
+	for _, tc := range tests {
+		for _, framing := range []string{"line", "sse"} {
+			t.Run(tc.name+"/"+framing, func(t *testing.T) {
+				var w taskWatch
+				feed := func(msg string) {
+					if framing == "sse" {
+						w.observe([]byte(sse(msg)), true)
+					} else {
+						w.observe([]byte(msg), false)
+					}
+				}
+				feed(tc.init)
+				feed(tools)
+				if w.declares() != tc.declared {
+					t.Fatalf("declares = %v, want %v", w.declares(), tc.declared)
+				}
+				wantSupport := map[string]string{"a": "required", "b": "optional", "c": "", "d": ""}
+				if !tc.declared {
+					wantSupport = map[string]string{"a": "", "b": ""}
+				}
+				for name, want := range wantSupport {
+					if got := w.supportOf(name); got != want {
+						t.Errorf("supportOf(%s) = %q, want %q", name, got, want)
+					}
+				}
+				task, _, _ := w.create("agentd-9", func() (*mcp.CallToolResult, error) {
+					w.sent(json.RawMessage(`7`), "tools/call", []byte(call))
+					feed(`{"jsonrpc":"2.0","id":6,"result":{"task":{"taskId":"OTHER","status":"working"}}}`) // another call's
+					feed(created)
+					return &mcp.CallToolResult{}, nil
+				})
+				if !tc.declared {
+					if task != nil {
+						t.Errorf("task %+v from a server without tasks", task)
+					}
+					return
+				}
+				if task == nil || task.ID != "T1" || task.Status != TaskWorking || task.PollInterval == nil || *task.PollInterval != 250 {
+					t.Fatalf("created = %+v", task)
+				}
+				if len(w.ids) != 0 || len(w.created) != 0 {
+					t.Errorf("left behind: ids %v, created %v", w.ids, w.created)
+				}
+			})
+		}
+	}
+}
+
+// FuzzTaskWatchObserve: any upstream bytes are observed without panic,
+// and a message that is not a response never declares tasks.
+func FuzzTaskWatchObserve(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}`), false)
+	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"task\":{\"taskId\":\"x\"}}}\n\n"), true)
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"x","params":{"protocolVersion":"1","capabilities":{"tasks":{"requests":{"tools":{"call":{}}}}}}}`), false)
+	f.Fuzz(func(t *testing.T, msg []byte, sse bool) {
+		var w taskWatch
+		w.creating.Add(1)
+		w.sentRequest(msg)
+		w.observe(msg, sse)
+		w.observe(msg, sse)
+		var m struct {
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+		}
+		if !sse && json.Unmarshal(msg, &m) == nil && (m.Method != "" || m.Result == nil) && w.declares() {
+			t.Fatalf("declared tasks from a message that is no response: %s", msg)
+		}
+	})
+}
