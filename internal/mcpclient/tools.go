@@ -54,7 +54,8 @@ var (
 // server sends neither a result nor progress for timeout_secs, and in
 // any case after the hard cap; cancelling ctx cancels the upstream call.
 // A call whose connection breaks fails at once with an error wrapping
-// tool.ErrDisconnected; it is never replayed.
+// tool.ErrDisconnected; it is never replayed. A call made as an MCP task
+// (tasks.go) instead follows its task on the reconnected session.
 func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if o := t.srv.m.obs; o != nil {
 		return o.observedCall(ctx, t, c)
