@@ -394,3 +394,40 @@ func TestTasksUpstreamStdio(t *testing.T) {
 		t.Errorf("tasks/cancel seen for %s: %+v", id, u.events(t))
 	}
 }
+
+// TestTasksEverythingResearch: server-everything's simulate-research-query,
+// a third-party tool that requires tasks (and whose store sends
+// notifications/tasks/status, which go-sdk does not know), completes
+// through agentd as a task over stdio.
+func TestTasksEverythingResearch(t *testing.T) {
+	p := interop(t)
+	m := newTestManager(t, testOptions(nil))
+	if err := m.Add(t.Context(), config.MCPServer{
+		Name: "everything", TimeoutSecs: 10,
+		Transport: config.MCPTransport{Type: TransportStdio, Command: p.node, Args: []string{p.everything}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitConnected(t, m, "everything")
+	var st taskStatuses
+	ex := &Exchange{TaskStatus: st.add}
+	res, err := callRelay(t.Context(), mustTool(t, m, "mcp_everything_simulate_research_query"), map[string]any{"topic": "tides"}, ex)
+	if err != nil || res.IsError || !contains(res.Content, "# Research Report: tides") {
+		t.Fatalf("call = %+v, %v", res, err)
+	}
+	if ex.Record.Task == nil || ex.Record.Task.Status != TaskCompleted {
+		t.Errorf("record.Task = %+v", ex.Record.Task)
+	}
+	st.mu.Lock()
+	var msgs []string
+	for _, u := range st.got {
+		msgs = append(msgs, u.StatusMessage)
+	}
+	st.mu.Unlock()
+	if !slices.ContainsFunc(msgs, func(s string) bool { return strings.HasPrefix(s, "Analyzing content") }) {
+		t.Errorf("status messages %q miss the server's stages", msgs)
+	}
+	if s, _ := status(m, "everything"); s.Reconnects != 0 || !s.Connected {
+		t.Errorf("the link suffered: %+v", s)
+	}
+}
