@@ -387,6 +387,25 @@ func (s *server) taskCall(ctx context.Context, sess *session, upstream string, a
 	defer s.calls.Delete(token)
 	f := &taskFollow{s: s, token: token, caller: caller, progress: progress, idle: idle, ex: ex}
 
+	// As for a plain call (upstreamCall): a call that cannot return once
+	// its context ended (a stdio server that stopped reading blocks the
+	// write) fails the session it is stuck on; tasks/cancel may take its
+	// own time first.
+	var cur atomic.Pointer[session]
+	cur.Store(sess)
+	returned := make(chan struct{})
+	defer close(returned)
+	stopWatch := context.AfterFunc(cctx, func() {
+		timer := time.NewTimer(stuckGrace + taskCancelWait)
+		defer timer.Stop()
+		select {
+		case <-returned:
+		case <-timer.C:
+			cur.Load().fail(errors.New("a call could not be abandoned: the server stopped reading"))
+		}
+	})
+	defer stopWatch()
+
 	params := &taskCallParams{Name: upstream, Arguments: args, Task: taskMetadata{TTL: (s.hard + time.Minute).Milliseconds()}}
 	params.Meta = mcp.Meta{"progressToken": token}
 	telemetry.InjectMeta(ctx, params.Meta)
@@ -435,6 +454,7 @@ func (s *server) taskCall(ctx context.Context, sess *session, upstream string, a
 			s.log.Info("mcp task followed on a new session", "tool", upstream, "task", task.ID)
 		}
 		sess = next
+		cur.Store(sess)
 	}
 }
 
