@@ -221,3 +221,107 @@ func FuzzTaskWatchObserve(f *testing.F) {
 		}
 	})
 }
+
+// tasksInitResult is an initialize result that declares tasks for
+// tools/call (mcp.ServerCapabilities has no field for it).
+type tasksInitResult struct{ *mcp.InitializeResult }
+
+func (r *tasksInitResult) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.InitializeResult)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal(m["capabilities"], &caps); err != nil {
+		return nil, err
+	}
+	caps["tasks"] = json.RawMessage(`{"requests":{"tools":{"call":{}}}}`)
+	m["capabilities"], _ = json.Marshal(caps)
+	return json.Marshal(m)
+}
+
+// TestTaskAugmentationAnsweredPlainly: a server that declares tasks may
+// still answer a task-augmented call with its result (SEP-1686 lets a
+// server ignore the augmentation): the call returns that result, and no
+// task is followed.
+func TestTaskAugmentationAnsweredPlainly(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "declares", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Message string `json:"message"`
+	}) (*mcp.CallToolResult, any, error) {
+		return text("echo " + in.Message), nil, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			switch r := res.(type) {
+			case *mcp.ListToolsResult:
+				return &requiredTaskList{r}, err
+			case *mcp.InitializeResult:
+				return &tasksInitResult{r}, err
+			}
+			return res, err
+		}
+	})
+	var (
+		mu     sync.Mutex
+		bodies []string
+	)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			bodies = append(bodies, string(b))
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close) // after the manager's close (cleanups run last first)
+
+	m := newTestManager(t, testOptions(nil))
+	entry := httpEntry("declares", "http", ts.URL)
+	entry.Headers = nil
+	if err := m.Add(t.Context(), entry); err != nil {
+		t.Fatal(err)
+	}
+	waitConnected(t, m, "declares")
+	sess, err := m.server("declares").awaitSession(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sess.tasks.declares() || sess.tasks.supportOf("echo") != "required" {
+		t.Fatalf("taskWatch: declared=%v support=%q", sess.tasks.declares(), sess.tasks.supportOf("echo"))
+	}
+	ex := &Exchange{}
+	res, err := callRelay(t.Context(), mustTool(t, m, "mcp_declares_echo"), map[string]string{"message": "hi"}, ex)
+	if err != nil || res.Content != "echo hi" || ex.Record.Task != nil {
+		t.Fatalf("call = %+v, %v, task %+v", res, err, ex.Record.Task)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	augmented := false
+	for _, b := range bodies {
+		var msg struct {
+			Method string                     `json:"method"`
+			Params map[string]json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal([]byte(b), &msg) != nil {
+			continue
+		}
+		if strings.HasPrefix(msg.Method, "tasks/") {
+			t.Errorf("sent %s for a call answered plainly", msg.Method)
+		}
+		if msg.Method == "tools/call" && msg.Params["task"] != nil {
+			augmented = true
+		}
+	}
+	if !augmented {
+		t.Errorf("the call of a required-task tool was not task-augmented: %q", bodies)
+	}
+}
