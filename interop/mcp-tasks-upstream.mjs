@@ -18,6 +18,7 @@
 //   GET  /events  what the store saw: [{ev, task, session}]
 //                 ev: create, get, result, cancel, stopped, completed,
 //                 asked, answered:ACTION
+//   POST /cancel?task=ID  cancels a task as another client would
 //   POST /drop    closes every session (the server "restarts its
 //                 connections"): their ids are answered 404 from then on
 //
@@ -174,6 +175,14 @@ const http = createServer(async (req, res) => {
     if (req.url === '/events') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(events));
+      return;
+    }
+    if (req.url.startsWith('/cancel?task=') && req.method === 'POST') {
+      // Another client cancels the task, as tasks/cancel would.
+      const id = decodeURIComponent(req.url.slice('/cancel?task='.length));
+      await store.updateTaskStatus(id, 'cancelled', 'cancelled by an operator');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
       return;
     }
     if (req.url === '/drop' && req.method === 'POST') {

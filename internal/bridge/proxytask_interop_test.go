@@ -257,3 +257,36 @@ func TestProxyCancelCancelsUpstreamTask(t *testing.T) {
 		t.Errorf("tasks/cancel seen upstream: %+v, want one for %s", c, mcpTask)
 	}
 }
+
+// TestProxyUpstreamCancelledTask: an MCP task cancelled upstream (by
+// another client) ends the proxy's A2A task canceled, saying so.
+func TestProxyUpstreamCancelledTask(t *testing.T) {
+	f, p := newTaskProxyFixture(t)
+	cl := f.a2aClient("proxy")
+	ctx := context.Background()
+	req := proxyMessage("up", "slow_report", map[string]any{"topic": "kelp", "steps": 50, "step_ms": 200})
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	res, err := cl.SendMessage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.seen(t, "create")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream task was never created")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mcpTask := p.seen(t, "create")[0].Task
+	resp, err := http.Post(p.base+"/cancel?task="+mcpTask, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	done := f.waitTask(task.ID, a2a.TaskStateCanceled)
+	data, text := replyOf(t, done)
+	if source, code := errorOf(data); source != "MCP_PROTOCOL" || code != "canceled" || data["mcp_task_id"] != mcpTask {
+		t.Errorf("reply %v (%q), want MCP_PROTOCOL canceled naming %s", data, text, mcpTask)
+	}
+}

@@ -433,9 +433,9 @@ func (s *server) taskCall(ctx context.Context, sess *session, upstream string, a
 			return nil, sess, f.timeout(cctx, err)
 		}
 		if !s.linkFailed(sess, err) {
-			// The server's own answer (an unknown task, a failed one).
-			f.ended(err)
-			return nil, sess, err
+			// The server's own answer (an unknown task, one cancelled
+			// upstream): its last status says which.
+			return nil, sess, f.ended(cctx, sess, err)
 		}
 		next, werr := s.awaitReconnect(cctx, sess)
 		if werr != nil {
@@ -658,13 +658,27 @@ func (f *taskFollow) finish(ctx context.Context, sess *session, res *mcp.CallToo
 	}
 }
 
-// ended records a task whose result the server refused: when it was
-// cancelled upstream, the last status polled says so.
-func (f *taskFollow) ended(error) {
+// ended records the status of a task whose result the server refused
+// (cancelled upstream, say): asked once more, since the poll may not
+// have seen it yet.
+// The server's error says the task ended, and how, when it ended
+// cancelled or failed.
+func (f *taskFollow) ended(ctx context.Context, sess *session, err error) error {
+	if got, gerr := f.get(ctx, sess); gerr == nil {
+		f.report(got)
+	}
 	f.mu.Lock()
 	t := *f.task
 	f.mu.Unlock()
-	f.record(&t)
+	var rpcErr *jsonrpc.Error
+	if !t.Terminal() || t.Status == TaskCompleted || !errors.As(err, &rpcErr) {
+		return err
+	}
+	msg := "task " + t.ID + " " + t.Status
+	if t.StatusMessage != "" {
+		msg += " (" + t.StatusMessage + ")"
+	}
+	return &jsonrpc.Error{Code: rpcErr.Code, Message: msg + ": " + rpcErr.Message, Data: rpcErr.Data}
 }
 
 // cancelUpstream sends tasks/cancel for a call given up, on the live

@@ -343,6 +343,47 @@ func TestTasksUpstreamAutoLearnsLongTools(t *testing.T) {
 	}
 }
 
+// TestTasksUpstreamCancelledUpstream: a task another client cancels ends
+// the call with an error result saying so, and the cancelled status.
+func TestTasksUpstreamCancelledUpstream(t *testing.T) {
+	u := startTasksUpstream(t)
+	m := newTestManager(t, testOptions(nil))
+	if err := m.Add(t.Context(), u.entry("")); err != nil {
+		t.Fatal(err)
+	}
+	waitConnected(t, m, "up")
+	ex := &Exchange{}
+	type outcome struct {
+		res tool.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := callRelay(t.Context(), mustTool(t, m, "mcp_up_slow_report"), map[string]any{"topic": "kelp", "steps": 50, "step_ms": 200}, ex)
+		done <- outcome{res, err}
+	}()
+	var id string
+	waitFor(t, 10*time.Second, "the task", func() bool {
+		if c := of(u.events(t), "create", ""); len(c) == 1 {
+			id = c[0].Task
+			return true
+		}
+		return false
+	})
+	resp, err := http.Post(u.base+"/cancel?task="+id, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := <-done
+	if got.err != nil || !got.res.IsError || !contains(got.res.Content, "task "+id+" cancelled (cancelled by an operator)") {
+		t.Errorf("call = %+v, %v", got.res, got.err)
+	}
+	if ex.Record.Task == nil || ex.Record.Task.Status != TaskCancelled {
+		t.Errorf("record.Task = %+v", ex.Record.Task)
+	}
+}
+
 // TestTasksUpstreamStdio: the same over stdio, where agentd's own
 // connection notes the task-creating request and reads its answer: a
 // required-task tool completes as a task, and a call given up cancels
