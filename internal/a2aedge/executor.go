@@ -96,19 +96,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bo
 		}
 		return r, ""
 	}
-	if r, ok := ctx.Value(adoptKey{}).(*run); ok {
-		s.mu.Lock()
-		r.mu.Lock()
-		done := r.done
-		r.mu.Unlock()
-		if s.runs[r.taskID] == r {
-			delete(s.runs, r.taskID)
-		}
-		r.taskID = ec.TaskID
-		if !done {
-			s.runs[ec.TaskID] = r
-		}
-		s.mu.Unlock()
+	if r := s.claimHandoff(ctx, ec); r != nil {
 		return r, ""
 	}
 	launch, failure := s.plan(ctx, ec, fast)
@@ -155,8 +143,12 @@ func (s *Server) plan(ctx context.Context, ec *a2asrv.ExecutorContext, fast bool
 // run is one run serving one task: a kernel run, or a model-free run
 // such as the MCP proxy's.
 type run struct {
-	taskID a2a.TaskID // guarded by Server.mu: adoption changes it
-	cancel context.CancelFunc
+	taskID a2a.TaskID // guarded by Server.mu: a hand-off changes it
+	// handoff is the key under which the blocking fast path offered the
+	// run to a2a-go's execution (Server.handoffs), while it is on offer;
+	// guarded by Server.mu.
+	handoff *handoffKey
+	cancel  context.CancelFunc
 
 	mu       sync.Mutex
 	queue    []item
@@ -243,6 +235,12 @@ func (s *Server) ended(r *run) {
 	r.mu.Unlock()
 	if s.runs[r.taskID] == r {
 		delete(s.runs, r.taskID)
+	}
+	if r.handoff != nil {
+		// Offered, never claimed (the client left before a2a-go's
+		// execution began, and it never did): the offer ends with the run.
+		delete(s.handoffs, *r.handoff)
+		r.handoff = nil
 	}
 	s.mu.Unlock()
 	r.wake()
@@ -519,10 +517,6 @@ func finishedTask(ec *a2asrv.ExecutorContext, it *item) *a2a.Task {
 	return t
 }
 
-// adoptKey carries a run started by the blocking fast path into the
-// a2a-go execution that takes it over.
-type adoptKey struct{}
-
 // fastHandler wraps a2a-go's request handler with a fast path for the
 // commonest call: a blocking, non-streaming send that starts a task. The
 // client learns the task id only from the answer, so nothing can observe
@@ -530,7 +524,7 @@ type adoptKey struct{}
 // the task is stored once, finished, and returned, without a2a-go's event
 // pipeline (per event: a gob copy of the task, a store update). A longer
 // run, an approval, a push config or anything unusual goes to a2a-go,
-// which adopts the already started run.
+// which takes over the already started run (handOff).
 type fastHandler struct {
 	a2asrv.RequestHandler
 	s *Server
@@ -579,12 +573,7 @@ func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageReques
 			// with the reply: it is stored, or the run failed.
 			return nil, ctx.Err()
 		}
-		// Hand the running task to a2a-go, in the context chosen here.
-		m := *msg
-		m.ContextID = ec.ContextID
-		r2 := *req
-		r2.Message = &m
-		return h.RequestHandler.SendMessage(context.WithValue(ctx, adoptKey{}, r), &r2)
+		return h.handOff(ctx, req, ec, r)
 	}
 	if end.ev != nil && end.ev.Type == agent.EventFinal && r.stored() != nil {
 		// Stored by the kernel with the model's reply, in one transaction.

@@ -117,10 +117,13 @@ type Server struct {
 
 	// owned is the work that outlives its request: Close cancels it and
 	// waits for it.
-	owned   owner
-	mu      sync.Mutex
-	runs    map[a2a.TaskID]*run
-	streams *streamMetrics // nil when metrics are off
+	owned owner
+	mu    sync.Mutex
+	runs  map[a2a.TaskID]*run
+	// handoffs are the runs the blocking fast path offers to a2a-go's
+	// execution of the message that started them (fastHandler.handOff).
+	handoffs map[handoffKey]*run
+	streams  *streamMetrics // nil when metrics are off
 
 	// cluster is the server's side of Options.Cluster; nil when alone.
 	cluster *replicas
@@ -136,7 +139,7 @@ func New(opts Options) *Server {
 	}
 	log := orDiscard(opts.Logger)
 	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log,
-		runs: map[a2a.TaskID]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
+		runs: map[a2a.TaskID]*run{}, handoffs: map[handoffKey]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
