@@ -14,7 +14,7 @@ import (
 )
 
 // TestBlockingFastPathMatchesSDK sends the same blocking messages through
-// the blocking fast path (fastHandler.SendMessage: a run that ends within
+// the blocking fast path (sendFast: a run that ends within
 // the window is stored and answered by agentd) and through a2a-go's own
 // path (the window off), and requires the same answer and the same
 // stored task, ids and timestamps aside.
