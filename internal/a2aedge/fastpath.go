@@ -2,10 +2,12 @@
 // task (dispatch.go decides which; fastEligible) is run and answered
 // here, without a2a-go's event pipeline (per event a gob copy of the task
 // and a store update). The client learns the task id only from the
-// answer; if the run ends within the server's window, the task is stored
+// answer. If the run ends within the server's window, the task is stored
 // once, finished (by the kernel, with the model's reply, in one
-// transaction: finalTask), and returned. A run that outlasts the window
+// transaction: finalTask), and returned; a run that outlasts the window
 // is handed to a2a-go's own execution of the same message (handOff).
+// Until then the task is not stored: a listing of its context shows it
+// only from then on, where a2a-go's path stores it at once.
 // TestBlockingFastPathMatchesSDK and TestBlockingLongRunMatchesSDK send
 // the same messages down this path and a2a-go's and compare.
 
