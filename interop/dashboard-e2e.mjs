@@ -222,6 +222,25 @@ try {
     await shot('chat-markdown');
   });
 
+  await step('chat: a run stopped mid-reply keeps its partial reply after a reload', async () => {
+    await page.fill('#chat-input', 'a slow answer please');
+    await page.keyboard.press('Enter');
+    const bubble = page.locator('#transcript .bubble.md').last();
+    await page.waitForFunction(() => {
+      const b = [...document.querySelectorAll('#transcript .bubble.md')].pop();
+      return b && (b.textContent.match(/still working/g) || []).length >= 3;
+    });
+    await page.click('#chat-stop');
+    await page.locator('#transcript', { hasText: 'Stopped' }).waitFor();
+    const seen = (await bubble.textContent()).trim();
+    await page.reload();
+    await page.locator('#transcript .msg.user', { hasText: 'a slow answer please' }).waitFor();
+    const kept = page.locator('#transcript .bubble.md', { hasText: 'still working' }).last();
+    await kept.waitFor();
+    const after = (await kept.textContent()).trim();
+    check(after.length >= seen.length * 0.9 && after.startsWith('still working'), `after the reload the reply is ${after.length} chars, ${seen.length} were shown`);
+  });
+
   let a2aSession = '';
   await step('sessions: a session started over A2A is found by search, read, and continued in chat', async () => {
     const client = await a2aClient('assistant');

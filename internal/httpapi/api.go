@@ -383,8 +383,11 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stream runs the agent and writes each event as a server-sent event
-// ("event: <type>\ndata: <json>"). The client going away cancels the run.
+// ("event: <type>\ndata: <json>"). The client going away cancels the run,
+// which keeps the reply streamed so far in its session.
 func (a *API) stream(w http.ResponseWriter, r *http.Request, run *agent.RunRequest) error {
+	// The reader saw the text as it streamed: a stop keeps it.
+	run.KeepPartial = true
 	// Resolve the agent and the right to run it first, so a bad name is a
 	// plain 404 and a refusal a plain 403, not a stream.
 	if _, err := a.opts.Kernel.Agents().Get(r.Context(), run.Agent); err != nil {
