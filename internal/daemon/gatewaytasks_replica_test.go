@@ -24,7 +24,8 @@ import (
 // SDK's tasks server) is followed, fetched and cancelled through the
 // other replica's gateway, with no table shared between them (the handle
 // carries its route, sealed under the replicas' key); another principal's
-// tasks/get of the same handle answers unknown task.
+// tasks/get of the same handle answers unknown task, as it does for a
+// task agentd runs itself (a tool without taskSupport).
 func TestReplicaGatewayTasks(t *testing.T) {
 	node, dir := nodePeer(t)
 	upAddr := freeAddr(t)
@@ -106,6 +107,23 @@ tools = ["*"]
 	}
 	if g := client(b, "k-bob", "get", id); fmt.Sprint(g["get"]["code"]) != "-32602" {
 		t.Errorf("bob's tasks/get of alice's handle: %v, want unknown task (-32602)", g["get"])
+	}
+	// echo declares no taskSupport: agentd runs the call as its own
+	// task, in replica A's memory, and it is alice's alone too.
+	local, _ := client(a, "k-alice", "start", "echo", `{"text":"hello"}`)["created"]["task"].(map[string]any)
+	localID := fmt.Sprint(local["taskId"])
+	if !strings.HasPrefix(localID, "gwl-") {
+		t.Fatalf("a call of a tool without taskSupport: %v, want agentd's own task", local)
+	}
+	if g := client(a, "k-bob", "get", localID); fmt.Sprint(g["get"]["code"]) != "-32602" {
+		t.Errorf("bob's tasks/get of alice's task: %v, want unknown task (-32602)", g["get"])
+	}
+	lf := client(a, "k-alice", "follow", localID)
+	if res, _ := lf["result"]["result"].(map[string]any); fmt.Sprint(res["content"]) != "[map[text:hello type:text]]" {
+		t.Errorf("alice's own task: %v", lf)
+	}
+	if ids, _ := lf["list"]["ids"].([]any); len(ids) != 2 {
+		t.Errorf("alice's tasks/list on replica A: %v, want her two tasks", lf["list"])
 	}
 	long, _ := client(a, "k-alice", "start", "delay", `{"ms":600000}`)["created"]["task"].(map[string]any)
 	c := client(b, "k-alice", "cancel", fmt.Sprint(long["taskId"]))
