@@ -49,7 +49,7 @@ func TestReplicaGatewayTasks(t *testing.T) {
 	})
 
 	model := llmtest.NewOpenAIServer(t, suiteModel)
-	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv), "ALICE_KEY": "k-alice", "BOB_KEY": "k-bob"}
+	env := map[string]string{"TEAM_DB_URL": pgtest.Database(t, os.LookupEnv), "ALICE_KEY": "k-alice", "BOB_KEY": "k-bob", "CAROL_KEY": "k-carol"}
 	extra := fastCluster + fmt.Sprintf(`
 [mcp]
 gateways = ["tasks"]
@@ -72,6 +72,11 @@ tools = ["*"]
 name = "bob"
 key_env = "BOB_KEY"
 tools = ["*"]
+
+[[principals]]
+name = "carol"
+key_env = "CAROL_KEY"
+tools = ["mcp_tasks_echo"]
 `, upAddr)
 	a := startGatewayReplica(t, model.URL, extra, env)
 	b := startGatewayReplica(t, model.URL, extra, env)
@@ -124,6 +129,12 @@ tools = ["*"]
 	}
 	if ids, _ := lf["list"]["ids"].([]any); len(ids) != 2 {
 		t.Errorf("alice's tasks/list on replica A: %v, want her two tasks", lf["list"])
+	}
+	// carol may call echo only: she is listed echo alone, and her task
+	// of delay is refused as of an unknown tool.
+	cs := client(a, "k-carol", "start", "delay", `{"ms":1}`)
+	if cs["created"] != nil || cs["capabilities"]["taskSupport"] != nil || !strings.Contains(fmt.Sprint(cs["unexpected"]), `unknown tool "delay"`) {
+		t.Errorf("carol's task of a tool she may not call: %v, want it refused as unknown", cs)
 	}
 	long, _ := client(a, "k-alice", "start", "delay", `{"ms":600000}`)["created"]["task"].(map[string]any)
 	c := client(b, "k-alice", "cancel", fmt.Sprint(long["taskId"]))

@@ -261,9 +261,12 @@ func (g *gatewayTasks) start(ctx context.Context, gw string, req *mcp.CallToolRe
 	if !ok {
 		return nil, failf(errInvalidParams, "unknown tool %q", name)
 	}
-	who, refused := mayCall(req, regName)
-	if refused != nil {
-		return refused, nil
+	// A tool the caller may not use is unknown to it, as on the main
+	// endpoint: an error, since a client that asked for a task expects a
+	// task or an error, not a tool result.
+	who := callerPrincipal(req)
+	if who != nil && !g.s.gateways[gw].mayUse(who, name) {
+		return nil, failf(errInvalidParams, "unknown tool %q", name)
 	}
 	ttl := g.ts.ttl(tp.TTL)
 	if up, ok := g.s.opts.Upstreams.(upstreamTasks); ok {
@@ -335,10 +338,12 @@ func (g *gatewayTasks) pass(ctx context.Context, up upstreamTasks, gw, regName s
 		return nil, starter.err
 	case errors.As(starter.err, &rpcErr):
 		return nil, rpcErr
+	case starter.err != nil:
+		return nil, wireError(fmt.Errorf("the upstream server %q: %w", gw, starter.err))
 	case starter.raw == nil:
-		// Refused by the policy, or the link failed: the pipeline's
-		// answer, as for a plain call.
-		return outcomeResult(out), nil
+		// The pipeline refused the call (policy, approval): what it says,
+		// as an error, since the client asked for a task.
+		return nil, failf(errInvalidRequest, "%s", out.Result.Content)
 	}
 	var created struct {
 		Task map[string]json.RawMessage `json:"task"`
