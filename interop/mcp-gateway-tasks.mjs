@@ -2,8 +2,9 @@
 // @modelcontextprotocol/sdk on both sides.
 //
 // Usage:
-//   node mcp-gateway-tasks.mjs server PORT
-//       an upstream MCP server over Streamable HTTP (sessions) that
+//   node mcp-gateway-tasks.mjs server PORT|stdio
+//       an upstream MCP server over Streamable HTTP (sessions), or over
+//       stdio, that
 //       declares tasks (InMemoryTaskStore, server.experimental.tasks):
 //       "delay" {ms} runs as a task (taskSupport optional) and answers
 //       "waited MS ms"; "echo" {text} is a plain tool.
@@ -22,6 +23,7 @@ import http from 'node:http';
 import * as z from 'zod/v4';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { InMemoryTaskStore, InMemoryTaskMessageQueue } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -66,6 +68,9 @@ if (mode === 'server') {
     });
     return server;
   };
+  if (args[0] === 'stdio') {
+    await newServer().connect(new StdioServerTransport());
+  }
   const sessions = new Map();
   const readBody = (req) => new Promise((resolve, reject) => {
     let data = '';
@@ -73,7 +78,7 @@ if (mode === 'server') {
     req.on('end', () => { try { resolve(data ? JSON.parse(data) : undefined); } catch (e) { reject(e); } });
     req.on('error', reject);
   });
-  http.createServer(async (req, res) => {
+  if (args[0] !== 'stdio') http.createServer(async (req, res) => {
     try {
       const sid = req.headers['mcp-session-id'];
       const body = req.method === 'POST' ? await readBody(req) : undefined;

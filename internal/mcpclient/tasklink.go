@@ -3,6 +3,8 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/jsonrpcwire"
 )
@@ -33,13 +36,17 @@ import (
 // task store checks it), so each request names the session it belongs to:
 // the one TaskSupport reported when the task was created.
 //
-// Only streamable HTTP servers without OAuth have a task link; for the
-// others TaskSupport answers ErrNoTaskLink, and the gateway runs the
-// call as a task of its own.
+// A stdio server's tasks go over the link itself, the one connection
+// there is to it (tasks.go's taskWatch reads what the SDK's types drop):
+// its session is named by a random id known to this process only, so a
+// handle of it answers unknown task on another replica, and after the
+// server restarted. SSE and OAuth servers have no task link: for them
+// TaskSupport answers ErrNoTaskLink, and the gateway runs the call as a
+// task of its own.
 
 // ErrNoTaskLink is returned for a server whose tasks agentd cannot reach
 // (a stdio, SSE or OAuth server).
-var ErrNoTaskLink = errors.New("no task link to this mcp server (only streamable http servers without oauth have one)")
+var ErrNoTaskLink = errors.New("no task link to this mcp server (only stdio servers and streamable http servers without oauth have one)")
 
 // ErrTaskSessionLost is returned by UpstreamTaskRequest when the server
 // no longer knows the session (HTTP 404): its tasks are gone with it, and
@@ -71,6 +78,11 @@ type taskLink struct {
 
 	hcOnce sync.Once
 	hc     *http.Client
+
+	// stdio are the ids given to a stdio server's link sessions.
+	stdioMu  sync.Mutex
+	stdioIDs map[*session]string
+	stdioBy  map[string]*session
 }
 
 // client is the link's HTTP client, made once, so that its connections
@@ -91,6 +103,9 @@ func (m *Manager) UpstreamTaskSupport(ctx context.Context, server string) (TaskS
 	l, err := m.taskLink(server)
 	if err != nil {
 		return TaskSupport{}, err
+	}
+	if l.s.cfg.Transport.Type == TransportStdio {
+		return l.stdioSupport()
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -113,6 +128,9 @@ func (m *Manager) UpstreamTaskRequest(ctx context.Context, server, session, meth
 	if err != nil {
 		return nil, err
 	}
+	if l.s.cfg.Transport.Type == TransportStdio {
+		return l.stdioRequest(ctx, session, method, params)
+	}
 	res, status, err := l.request(ctx, session, method, params)
 	if status == http.StatusNotFound {
 		l.mu.Lock()
@@ -131,7 +149,7 @@ func (m *Manager) taskLink(name string) (*taskLink, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
-	if s.cfg.Transport.Type != TransportHTTP || s.cfg.OAuth != nil {
+	if (s.cfg.Transport.Type != TransportHTTP && s.cfg.Transport.Type != TransportStdio) || s.cfg.OAuth != nil {
 		return nil, ErrNoTaskLink
 	}
 	l, _ := m.taskLinks.LoadOrStore(s, &taskLink{s: s})
@@ -316,4 +334,106 @@ func answerOf(resp *http.Response, id json.RawMessage, limit int64) ([]byte, err
 // redactErr is err with the server's secrets removed from its text.
 func (s *server) redactErr(err error) error {
 	return errors.New(s.redact(err.Error()))
+}
+
+// liveSession is the server's connected link session, or nil.
+func (s *server) liveSession() *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil || s.sess.isBroken() {
+		return nil
+	}
+	return s.sess
+}
+
+// stdioSupport is what the stdio server's live link session declared.
+func (l *taskLink) stdioSupport() (TaskSupport, error) {
+	sess := l.s.liveSession()
+	if sess == nil {
+		return TaskSupport{}, fmt.Errorf("mcp server %q is not connected", l.s.name)
+	}
+	l.stdioMu.Lock()
+	defer l.stdioMu.Unlock()
+	id, ok := l.stdioIDs[sess]
+	if !ok {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		id = "stdio-" + hex.EncodeToString(b)
+		if l.stdioIDs == nil {
+			l.stdioIDs, l.stdioBy = map[*session]string{}, map[string]*session{}
+		}
+		// Sessions of the past are forgotten: their tasks are gone.
+		clear(l.stdioIDs)
+		clear(l.stdioBy)
+		l.stdioIDs[sess], l.stdioBy[id] = id, sess
+	}
+	sup := TaskSupport{Session: id, ToolsCall: sess.tasks.declares(), Tools: map[string]string{}}
+	sess.tasks.mu.Lock()
+	for name, ts := range sess.tasks.support {
+		sup.Tools[name] = ts
+	}
+	sess.tasks.mu.Unlock()
+	return sup, nil
+}
+
+// stdioRequest sends a task request on the stdio link session named id,
+// through the SDK's session (mcp.CallCustomMethod, as tasks.go does).
+func (l *taskLink) stdioRequest(ctx context.Context, id, method string, params any) (json.RawMessage, error) {
+	l.stdioMu.Lock()
+	sess := l.stdioBy[id]
+	l.stdioMu.Unlock()
+	if sess == nil || sess != l.s.liveSession() {
+		return nil, ErrTaskSessionLost
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var res any
+	switch method {
+	case "tools/call":
+		var p taskCallParams
+		var in struct {
+			Task json.RawMessage `json:"task"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, err
+		}
+		_ = json.Unmarshal(in.Task, &p.Task)
+		token := l.s.m.nextToken()
+		p.Meta = mcp.Meta{"progressToken": token}
+		task, plain, err := sess.tasks.create(token, func() (*mcp.CallToolResult, error) {
+			return mcp.CallCustomMethod[*taskCallParams, *mcp.CallToolResult](ctx, sess.cs, "tools/call", &p)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if task == nil {
+			res = plain
+		} else {
+			res = map[string]any{"task": task}
+		}
+	case "tasks/get", "tasks/cancel":
+		var p taskIDParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, err
+		}
+		if res, err = mcp.CallCustomMethod[*taskIDParams, *taskResult](ctx, sess.cs, method, &p); err != nil {
+			return nil, err
+		}
+	case "tasks/result":
+		var p taskIDParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, err
+		}
+		if res, err = mcp.CallCustomMethod[*taskIDParams, *mcp.CallToolResult](ctx, sess.cs, method, &p); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s is not sent on a stdio task link", method)
+	}
+	return json.Marshal(res)
 }

@@ -36,8 +36,9 @@ import (
 //   - Passed through: the upstream declares
 //     capabilities.tasks.requests.tools.call and the tool a taskSupport
 //     other than "forbidden". The call, with its params.task, goes to the
-//     upstream on its task link (mcpclient's, an upstream session of its
-//     own: go-sdk's client cannot make task requests), after the runner's
+//     upstream on its task link (mcpclient's: over HTTP an upstream session
+//     of its own, since go-sdk's client cannot make task requests; over
+//     stdio agentd's one connection), after the runner's
 //     policy and audit like any gateway call. The client gets the
 //     upstream's task under a handle: the upstream's task id, the
 //     upstream session it lives in, the gateway and the caller's
@@ -48,7 +49,7 @@ import (
 //     principal or on another gateway (it answers unknown task, like an id
 //     that never existed), although all principals' upstream tasks share
 //     agentd's one upstream session.
-//   - Run by agentd: any other upstream (no tasks, or a stdio or OAuth
+//   - Run by agentd: any other upstream (no tasks, or an SSE or OAuth
 //     link). The gateway runs the call itself, in the background, through
 //     the same pipeline as a plain call, and answers the task methods from
 //     its own table: the call survives the client's disconnect. The table

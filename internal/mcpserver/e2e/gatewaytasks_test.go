@@ -92,7 +92,8 @@ func runGatewayTasksClient(t *testing.T, nodeBin, url string, args ...string) ma
 // once, and from a new session follows the task to its end and fetches
 // its result. Through a gateway to an upstream that declares tasks (the
 // TS SDK's tasks server) the upstream's task passes through under a
-// handle; through one to an upstream without tasks (server-everything)
+// handle, over HTTP and over stdio; through one to an upstream without
+// tasks (server-everything)
 // agentd runs the call as its own task. A task cancelled through the
 // gateway is cancelled. When the upstream with tasks restarts, its old
 // tasks are unknown and new ones pass through on a new task session.
@@ -111,6 +112,13 @@ func TestGatewayTasksTS(t *testing.T) {
 				restart = r
 				return url
 			},
+			idPrefix: "gwt1.",
+		},
+		{
+			// The same server over stdio: the task goes over agentd's
+			// link itself.
+			name: "upstream-tasks-stdio", tool: "delay", args: `{"ms":1500}`, cancelArgs: `{"ms":600000}`, text: "waited 1500 ms",
+			upstream: func(t *testing.T) string { return "stdio" },
 			idPrefix: "gwt1.",
 		},
 		{
@@ -138,13 +146,12 @@ func TestGatewayTasksTS(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			up := tc.upstream(t)
-			url := startGateway(t, fmt.Sprintf(`
-allow_private = true
-
-[mcp_servers.transport]
-type = "http"
-url = %q
-`, up))
+			transport := fmt.Sprintf("allow_private = true\n\n[mcp_servers.transport]\ntype = \"http\"\nurl = %q\n", up)
+			if up == "stdio" {
+				transport = fmt.Sprintf("[mcp_servers.transport]\ntype = \"stdio\"\ncommand = %q\nargs = [%q, \"server\", \"stdio\"]\n",
+					nodeBin, nodeModule(t, "../mcp-gateway-tasks.mjs"))
+			}
+			url := startGateway(t, transport)
 
 			s := runGatewayTasksClient(t, nodeBin, url, "start", tc.tool, tc.args)
 			if c := s["capabilities"]; fmt.Sprint(c["taskSupport"]) != "optional" || c["tasks"] == nil {
@@ -185,7 +192,7 @@ url = %q
 			if code := fmt.Sprint(g["get"]["code"]); code != "-32602" {
 				t.Errorf("tasks/get of a made-up id: %v, want -32602", g["get"])
 			}
-			if tc.idPrefix != "gwt1." {
+			if tc.name != "upstream-tasks" {
 				return
 			}
 			// The upstream restarts: its sessions and tasks are gone.
