@@ -26,15 +26,16 @@ import (
 // 2025-11-25) for the gateways: a task-augmented tools/call, and
 // tasks/get, tasks/result, tasks/list and tasks/cancel.
 //
-// go-sdk v1.8.0's client cannot make these requests: CallToolParams has no
-// task member, the CallToolResult a tools/call is decoded into drops the
-// CreateTaskResult's task, ServerCapabilities drops the server's tasks
-// capability and Tool its execution.taskSupport (docs/upstream.md). So the
-// link speaks JSON-RPC over Streamable HTTP itself, on an upstream session
-// of its own, through the server's configured URL, headers and network
-// policy. Tasks are bound to the session that created them (the TS SDK's
-// task store checks it), so each request names the session it belongs to:
-// the one TaskSupport reported when the task was created.
+// go-sdk v1.8.0's types drop what SEP-1686 adds (tasks.go reads it off
+// the wire for the link session), and a gateway needs one thing more: to
+// send a task request on a named upstream session. Upstreams bind a task
+// to the session that created it (the TS SDK's task store checks it), and
+// a gateway's handle may come back through another replica, whose own
+// link is another session. So over Streamable HTTP the link speaks
+// JSON-RPC itself, on an upstream session of its own, through the
+// server's configured URL, headers and network policy, and each request
+// names the session its task lives in: the one TaskSupport reported when
+// the task was created.
 //
 // A stdio server's tasks go over the link itself, the one connection
 // there is to it (tasks.go's taskWatch reads what the SDK's types drop):
@@ -45,7 +46,7 @@ import (
 // task of its own.
 
 // ErrNoTaskLink is returned for a server whose tasks agentd cannot reach
-// (a stdio, SSE or OAuth server).
+// (an SSE or OAuth server).
 var ErrNoTaskLink = errors.New("no task link to this mcp server (only stdio servers and streamable http servers without oauth have one)")
 
 // ErrTaskSessionLost is returned by UpstreamTaskRequest when the server
