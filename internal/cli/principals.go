@@ -12,8 +12,9 @@ import (
 	"github.com/agentd/agentd/internal/principal"
 )
 
-// principalsCmd lists the configured principals or mints a key. It reads
-// the config, not the daemon: keys are never served over the API.
+// principalsCmd lists the configured principals or prints a new key for
+// the config. It reads the config, not the daemon; keys minted through
+// the API (POST /api/principals/{name}/keys) live in the daemon's store.
 func (e *env) principalsCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:     "list",
