@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/httpapi"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/store/postgres/pgtest"
 )
@@ -421,5 +422,49 @@ func TestAuditToolAndPrincipalFilters(t *testing.T) {
 		if got := fmt.Sprint(query(tc.key, tc.q)); got != tc.want {
 			t.Errorf("%s as %s: %s, want %s", tc.q, tc.key, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkKeyAdmission is the cost of a minted key: the same request
+// (GET /api/runs, answered from memory) with a configured key and with a
+// minted one, which admission looks up in the store, SQLite or
+// PostgreSQL.
+func BenchmarkKeyAdmission(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		d, srv := testDaemon(b, keysConfig+"\n[limits]\nrate_per_sec = 1000000\nburst = 1000000\n", keysEnv)
+		benchKeys(b, d, srv.URL, "k-ci")
+	})
+	b.Run("postgres", func(b *testing.B) {
+		sum := sha256.Sum256([]byte("k-ci"))
+		d, base := serveReplica(b, "http://127.0.0.1:1", pgtest.Database(b, os.LookupEnv),
+			fmt.Sprintf("[[principals]]\nname = \"ci-bot\"\nkey_sha256 = \"%x\"\n", sum))
+		benchKeys(b, d, base, "k-ci")
+	})
+}
+
+func benchKeys(b *testing.B, d *Daemon, base, configured string) {
+	k, hash, err := principal.NewKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Store.CreateAPIKey(b.Context(), store.APIKey{ID: "key_bench", Principal: "ci-bot", Hash: hash, CreatedBy: "admin"}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, key string }{{"configured", configured}, {"minted", k}} {
+		b.Run(c.name, func(b *testing.B) {
+			req, _ := http.NewRequest("GET", base+"/api/runs", nil)
+			req.Header.Set("Authorization", "Bearer "+c.key)
+			for b.Loop() {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("%d", resp.StatusCode)
+				}
+			}
+		})
 	}
 }
