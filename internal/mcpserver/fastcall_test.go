@@ -211,7 +211,7 @@ func FuzzFastPathMatchesSDK(f *testing.F) {
 
 // gatewayHarness is a harness whose MCP client manager connects to the
 // Streamable HTTP server at url as the upstream "up".
-func gatewayHarness(t *testing.T, url string, o harnessOptions) *harness {
+func gatewayHarness(t testing.TB, url string, o harnessOptions) *harness {
 	t.Helper()
 	m := mcpclient.NewManager(mcpclient.Options{})
 	t.Cleanup(func() { m.Close() })

@@ -245,7 +245,7 @@ func remarshal(t *testing.T, from, to any) {
 
 // waitFor polls cond for up to 10 s: used only for effects that happen on
 // other goroutines with no event to wait on (a run noticing cancellation).
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
