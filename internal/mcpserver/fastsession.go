@@ -140,7 +140,11 @@ func (b *sessionBook) open(ss *mcp.ServerSession, userID string) {
 	if b.m == nil {
 		b.m = map[string]*liveSession{}
 	}
-	b.m[ss.ID()] = &liveSession{ss: ss, userID: userID, last: time.Now()}
+	l := &liveSession{ss: ss, userID: userID, last: time.Now()}
+	if old := b.m[ss.ID()]; old != nil {
+		l.sdk = old.sdk // an initialize again, in a POST that counts
+	}
+	b.m[ss.ID()] = l
 	if len(b.m) <= b.sweep {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -399,5 +400,44 @@ func TestSessionBook(t *testing.T) {
 	}
 	if live := len(slices.Collect(h.srv.main.srv.Sessions())); n > live {
 		t.Errorf("the book holds %d sessions, the SDK %d", n, live)
+	}
+}
+
+// TestSessionFastPathKeepsSessionAlive: a call on the session fast path
+// that runs longer than the session's idle timeout does not let the SDK
+// close the session under it, as the SDK's own POST would not (it pauses
+// the timer). The SDK's timer runs on the wall clock, so the test waits
+// on it.
+func TestSessionFastPathKeepsSessionAlive(t *testing.T) {
+	release := make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(ts.Close)
+	const timeout = time.Second
+	h := gatewayHarness(t, ts.URL, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, sessionTimeout: timeout})
+	url := h.httpServer(t).URL + "/mcp/gateway/up"
+	waitFor(t, func() bool { _, ok := h.tools.Lookup("mcp_up_block"); return ok })
+	s := openSession(t, url)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`
+	if !plannedFast(h, "/mcp/gateway/up", s.sid, body) {
+		t.Fatal("the call does not take the session fast path")
+	}
+	done := make(chan sessionAnswer, 1)
+	go func() { a, _ := s.post(body); done <- a }()
+	time.Sleep(3 * timeout)
+	close(release)
+	if a := <-done; a.Status != http.StatusOK || len(a.Messages) != 1 {
+		t.Fatalf("the call: %+v", a)
+	}
+	if a, _ := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); a.Status != http.StatusOK {
+		t.Errorf("after a call longer than the idle timeout, the session answers %+v", a)
 	}
 }

@@ -53,6 +53,8 @@ type harnessOptions struct {
 	meter     metric.MeterProvider
 	tracer    trace.TracerProvider
 	replicas  *Replicas
+	// sessionTimeout is Options.SessionTimeout (0: the default).
+	sessionTimeout time.Duration
 	// asyncAudit puts the daemon's batching audit writer between the
 	// runner and the store, durable (group commit) as the daemon's is;
 	// benchmarks set it so that they measure the daemon's call path.
@@ -114,6 +116,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		Kernel: k, Tools: reg, Sessions: db, Config: o.cfg, MaxMessageBytes: o.maxBytes,
 		Workspace: t.TempDir(), Upstreams: o.upstreams, UpstreamName: o.upName, Version: "test",
 		Logger: o.logger, ConfigOrigin: o.origin, Meter: o.meter, Tracer: o.tracer, Replicas: o.replicas,
+		SessionTimeout: o.sessionTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)
