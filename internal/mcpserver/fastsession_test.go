@@ -46,11 +46,17 @@ func sessionFastHarness(t testing.TB) (*harness, string) {
 		tools: []tool.Tool{fakeUpstream{name: "mcp_up_plain", server: "up", text: "plain text"}, echoTool{}},
 	})
 	srv := h.httpServer(t)
-	waitFor(t, func() bool {
-		_, ok := h.tools.Lookup("mcp_up_roots")
-		return ok
-	})
+	gw := h.srv.gateways["up"]
+	waitFor(t, func() bool { return served(gw, "roots") && served(gw, "say-hi") && served(gw, "plain") })
 	return h, srv.URL
+}
+
+// served reports whether e serves the tool name.
+func served(e *endpoint, name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.served[name]
+	return ok
 }
 
 // sessionAnswer is what a client sees of a POST of its session: the
@@ -268,7 +274,7 @@ func TestSessionFastPathDuplicateID(t *testing.T) {
 	t.Cleanup(ts.Close)
 	h := gatewayHarness(t, ts.URL, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}})
 	url := h.httpServer(t).URL + "/mcp/gateway/up"
-	waitFor(t, func() bool { _, ok := h.tools.Lookup("mcp_up_block"); return ok })
+	waitFor(t, func() bool { return served(h.srv.gateways["up"], "block") })
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block","arguments":{}}}`
 	var answers []sessionAnswer
 	for _, sdkOnly := range []bool{true, false} {
@@ -424,7 +430,7 @@ func TestSessionFastPathKeepsSessionAlive(t *testing.T) {
 	const timeout = time.Second
 	h := gatewayHarness(t, ts.URL, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}, sessionTimeout: timeout})
 	url := h.httpServer(t).URL + "/mcp/gateway/up"
-	waitFor(t, func() bool { _, ok := h.tools.Lookup("mcp_up_block"); return ok })
+	waitFor(t, func() bool { return served(h.srv.gateways["up"], "block") })
 	s := openSession(t, url)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`
 	if !plannedFast(h, "/mcp/gateway/up", s.sid, body) {
