@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/tool"
 )
 
@@ -75,16 +76,23 @@ type sessionAnswer struct {
 // rawSession is a client of one session that speaks HTTP itself, so
 // that it can send any body.
 type rawSession struct {
-	t   testing.TB
-	url string
-	sid string
+	t    testing.TB
+	url  string
+	sid  string
+	auth string // the Authorization header, if any
 }
 
 // openSession initializes a 2025-11-25 session of a client declaring
 // roots (as go-sdk's client does) and sends notifications/initialized.
 func openSession(t testing.TB, url string) *rawSession {
 	t.Helper()
-	s := &rawSession{t: t, url: url}
+	return openSessionAs(t, url, "")
+}
+
+// openSessionAs is openSession with an Authorization header.
+func openSessionAs(t testing.TB, url, auth string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url, auth: auth}
 	a, sid := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if a.Status != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %+v", a)
@@ -101,6 +109,9 @@ func (s *rawSession) close() {
 	req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
 	req.Header.Set(headerSessionID, s.sid)
 	req.Header.Set(headerProtocolVersion, "2025-11-25")
+	if s.auth != "" {
+		req.Header.Set("Authorization", s.auth)
+	}
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 	}
@@ -116,6 +127,9 @@ func (s *rawSession) post(body string) (sessionAnswer, string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.auth != "" {
+		req.Header.Set("Authorization", s.auth)
+	}
 	if s.sid != "" {
 		req.Header.Set(headerSessionID, s.sid)
 		req.Header.Set(headerProtocolVersion, "2025-11-25")
@@ -446,4 +460,96 @@ func TestSessionFastPathKeepsSessionAlive(t *testing.T) {
 	if a, _ := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); a.Status != http.StatusOK {
 		t.Errorf("after a call longer than the idle timeout, the session answers %+v", a)
 	}
+}
+
+// TestSessionFastPathPrincipals: with keyed principals, a session's call
+// is answered as the SDK answers it on both paths: the owner's call, a
+// call the owner may not make (a tool error), and another principal's or
+// an anonymous use of the session (the SDK's 403).
+func TestSessionFastPathPrincipals(t *testing.T) {
+	ts, _ := upstreamServer(t)
+	h := gatewayHarness(t, ts.URL, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}})
+	users := map[string]*principal.Principal{
+		"alice": {Name: "alice", Tools: []string{"*"}},
+		"bob":   {Name: "bob", Tools: []string{"mcp_up_fail"}},
+	}
+	mux := http.NewServeMux()
+	h.srv.Mount(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := users[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]; p != nil {
+			r = r.WithContext(principal.NewContext(r.Context(), p))
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + "/mcp/gateway/up"
+	waitFor(t, func() bool { return served(h.srv.gateways["up"], "say-hi") })
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"say-hi","arguments":{"who":"x"}}}`
+	type step struct {
+		name       string
+		fast       bool
+		as, holder string // who posts, whose session
+	}
+	steps := []step{
+		{"the owner", true, "alice", "alice"},
+		{"a tool the owner may not call", true, "bob", "bob"},
+		{"another principal in the session", false, "bob", "alice"},
+		{"no key in the session", false, "", "alice"},
+	}
+	run := func(sdkOnly bool) []sessionAnswer {
+		h.srv.sdkOnly.Store(sdkOnly)
+		defer h.srv.sdkOnly.Store(false)
+		sessions := map[string]*rawSession{}
+		for _, u := range []string{"alice", "bob"} {
+			sessions[u] = openSessionAs(t, url, "Bearer "+u)
+			t.Cleanup(sessions[u].close)
+		}
+		var out []sessionAnswer
+		for _, st := range steps {
+			s := *sessions[st.holder]
+			s.auth = ""
+			if st.as != "" {
+				s.auth = "Bearer " + st.as
+			}
+			a, _ := s.post(call)
+			out = append(out, a)
+			if sdkOnly {
+				continue
+			}
+			if fast := onFastPathAfter(h, &s, call); fast != st.fast {
+				t.Errorf("%s: fast path planned %v, want %v", st.name, fast, st.fast)
+			}
+		}
+		return out
+	}
+	sdk, fast := run(true), run(false)
+	for i, st := range steps {
+		if !reflect.DeepEqual(fast[i], sdk[i]) {
+			t.Errorf("%s:\nfast %+v\nSDK  %+v", st.name, fast[i], sdk[i])
+		}
+	}
+	if b, _ := json.Marshal(sdk[1].Messages); sdk[0].Status != http.StatusOK || !strings.Contains(string(b), "forbidden") {
+		t.Errorf("the SDK's answers to the owner and to a forbidden call: %+v, %s", sdk[0], b)
+	}
+	if sdk[2].Status != http.StatusForbidden || sdk[3].Status != http.StatusForbidden {
+		t.Errorf("the SDK let another principal use the session: %+v, %+v", sdk[2], sdk[3])
+	}
+}
+
+// onFastPathAfter reports whether route sends body, posted by s's
+// principal in its session, down the session fast path.
+func onFastPathAfter(h *harness, s *rawSession, body string) bool {
+	r := httptest.NewRequest(http.MethodPost, "/mcp/gateway/up", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set(headerSessionID, s.sid)
+	r.Header.Set(headerProtocolVersion, "2025-11-25")
+	if s.auth != "" {
+		r.Header.Set("Authorization", s.auth)
+		if p, ok := map[string]*principal.Principal{"Bearer alice": {Name: "alice"}, "Bearer bob": {Name: "bob"}}[s.auth]; ok {
+			r = r.WithContext(principal.NewContext(r.Context(), p))
+		}
+	}
+	p, _, _ := h.srv.route(r, h.srv.gateways["up"], []byte(body))
+	return p == pathSessionFast
 }
