@@ -13,10 +13,10 @@ import (
 //	  pathFast        pathStateless   pathInitialize  pathSessionFast   pathSession
 //	  fastcall.go     sdkpath.go      sdkpath.go      fastsession.go    session.go
 //	  agentd answers  the SDK's       the SDK's       agentd answers    the SDK's stateful
-//	  a 2026-07-28    stateless       stateful        a session's       handler (or the
-//	  tools/call      handler         handler opens   tools/call that   replicas' table),
-//	  itself                          a session       sends the client  with cancellation
-//	                                                  nothing, itself   bookkeeping
+//	  a 2026-07-28    stateless       stateful        a 2025-11-25      handler (or the
+//	  tools/call      handler         handler opens   session's         replicas' table),
+//	  itself                          a session       tools/call        with cancellation
+//	                                                  itself            bookkeeping
 //
 // Both fast paths run the tool through the same middleware and handler
 // as the SDK's path (endpoint.fastChain), and each has a differential

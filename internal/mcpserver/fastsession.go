@@ -30,13 +30,12 @@ import (
 // params), each time with a fresh streaming decoder and its ~32 KiB
 // buffer: ~127 KB of garbage per call, and on two cores the collector
 // then costs more than the call (docs/upstream.md). A gateway call or a
-// registry tool's call needs none of the session machinery when nothing
-// goes from the server to the client during it, so the MCP edge serves
-// such a call itself: decoded once (readCall), through the same handler
-// and middleware as the SDK's path (e.fastChain), with the session the
-// SDK keeps (so audit records, taint and ownership see the same session),
-// and answered in the SDK's wire form: a 200 event stream of one
-// "event: message" (no event id: there is no event store).
+// registry tool's call needs none of the session machinery, so the MCP
+// edge serves such a call itself: decoded once (readCall), through the
+// same handler and middleware as the SDK's path (e.fastChain), with the
+// session the SDK keeps (so audit records, taint and ownership see the
+// same session), and answered in the SDK's wire form: a 200 event stream
+// of "event: message" events (no event id: there is no event store).
 //
 // Only what the SDK would serve the same way takes this path; the rest
 // goes to the SDK (pathSession):
@@ -45,8 +44,12 @@ import (
 //     client set no log level (the upstream's log messages would go on
 //     the call's stream) and whose principal matches the one that opened
 //     it (the SDK answers 403 otherwise);
-//   - a client that declared neither sampling, elicitation nor roots
-//     (the call could send it requests), in its session or in _meta;
+//   - a client that declared neither sampling nor elicitation, in its
+//     session or in _meta (the SDK's session methods send those, with
+//     checks of their own). Roots, which nearly every client declares,
+//     are asked here: an upstream's roots/list during the call goes out
+//     on the call's stream and the client's answer, POSTed as any answer
+//     is, comes back to the call (fastStream.listRoots);
 //   - one tools/call as readCall reads it (exact field names, only name,
 //     arguments and _meta), with an id that round-trips, no progress
 //     token, no per-request protocol version (the SDK refuses those on a
@@ -56,9 +59,21 @@ import (
 //     loopback Host on a loopback listener).
 //
 // A notifications/cancelled for such a call cancels it through flights,
-// and its answer is not sent, as on the SDK's path. The differential
-// tests TestSessionFastPathMatchesSDK and FuzzSessionFastPathMatchesSDK
-// send the same session traffic down both paths and compare the answers.
+// and its answer is not sent, as on the SDK's path; an id in flight on
+// either path is refused as the SDK refuses a duplicate. The differential
+// tests TestSessionFastPathMatchesSDK, TestSessionFastPathPrincipals,
+// TestSessionFastPathDuplicateID and FuzzSessionFastPathMatchesSDK send
+// the same session traffic down both paths and compare the answers.
+//
+// Where the two paths still differ, on purpose: the fast path names the
+// roots/list requests it sends "agentd-fast-N" (the SDK numbers its own;
+// a client answers whatever id it got); it reads the client's answer to
+// one with encoding/json; a DELETE of the session during a fast call is
+// answered at once (the SDK's waits for the calls it runs), the call
+// still answering; and a result asking a session's client for input,
+// which no fast-path handler makes (mcpclient.Caller answers or refuses
+// an upstream's input requests for a session), is refused as a server
+// bug instead of being turned into requests to the client.
 
 // sessionBook is what the session fast path knows of the sessions of an
 // endpoint's stateful SDK handler, from public hooks only: the receiving
