@@ -14,6 +14,14 @@ COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST      := dist
 IMAGE     ?= ghcr.io/agentd/agentd
+# Build tags of every binary agentd ships (build, release, image; read
+# by scripts/size.sh, scripts/image.sh and cmd/agentd's TestReleaseBinary).
+# grpcnotrace: grpc, linked through a2a-go's v0.3 client, Google's auth
+# library and the OTLP exporter though agentd speaks no gRPC, otherwise
+# imports golang.org/x/net/trace, whose /debug/requests pages use
+# html/template; that turns off the linker's removal of unused methods
+# for the whole program, 10 MiB of the binary (docs/size.md).
+GOTAGS := grpcnotrace
 # -trimpath, no build id, no VCS stamp, no cgo: the same source and Go
 # version give the same bytes on any machine.
 RELEASE_LDFLAGS := -s -w -buildid= -X github.com/agentd/agentd/internal/buildinfo.version=$(VERSION) -X github.com/agentd/agentd/internal/buildinfo.commit=$(COMMIT)
@@ -22,13 +30,13 @@ run: ## run the daemon in the foreground (AGENTD_HOME, default ~/.agentd)
 	$(GO) run ./cmd/agentd start
 
 build:
-	$(GO) build -trimpath -ldflags "-s -w" -o $(BIN)/agentd ./cmd/agentd
+	$(GO) build -tags "$(GOTAGS)" -trimpath -ldflags "-s -w" -o $(BIN)/agentd ./cmd/agentd
 
 release: ## stripped, reproducible binaries for linux and darwin on amd64 and arm64, with SHA256SUMS, in dist/
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	@set -e; for p in $(PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
 	  echo "agentd $(VERSION) $$os/$$arch"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false -ldflags "$(RELEASE_LDFLAGS)" \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -tags "$(GOTAGS)" -trimpath -buildvcs=false -ldflags "$(RELEASE_LDFLAGS)" \
 	    -o $(DIST)/agentd-$(VERSION)-$$os-$$arch ./cmd/agentd; \
 	done
 	cd $(DIST) && sha256sum agentd-$(VERSION)-* > SHA256SUMS && cat SHA256SUMS
@@ -39,7 +47,7 @@ release: ## stripped, reproducible binaries for linux and darwin on amd64 and ar
 # made here (scripts/image.sh, docker or podman). `make test` runs
 # scripts/image.sh check: the image built, run, probed and stopped.
 image: ## the container image $(IMAGE):$(VERSION) (Dockerfile), for this machine's architecture
-	VERSION=$(VERSION) COMMIT=$(COMMIT) IMAGE=$(IMAGE) GO=$(GO) ./scripts/image.sh build
+	VERSION=$(VERSION) COMMIT=$(COMMIT) IMAGE=$(IMAGE) GO=$(GO) GOTAGS=$(GOTAGS) ./scripts/image.sh build
 
 interop-deps: ## install the pinned Node peers (package-lock.json)
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
@@ -48,7 +56,7 @@ browser-deps: ## Chromium for the dashboard's browser tests (Debian's chromium p
 	./scripts/chromium.sh
 
 screenshots: interop-deps browser-deps ## rerun the dashboard's browser test, keeping its screenshots in docs/dashboard/
-	AGENTD_INTEROP=1 AGENTD_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run TestDashboardInBrowser ./internal/webui/e2e/
+	AGENTD_INTEROP=1 AGENTD_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboardInBrowser|TestPrincipalsInBrowser' ./internal/webui/e2e/
 
 $(BIN)/staticcheck:
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -77,7 +85,7 @@ test: interop-deps browser-deps lint ## everything CI runs: lint, unit + race + 
 	  set -x; \
 	  AGENTD_INTEROP=1 $(GO) test -race -timeout 20m ./...; \
 	  (cd deploy/check && $(GO) test -count=1 ./...); \
-	  AGENTD_INTEROP=1 VERSION=$(VERSION) COMMIT=$(COMMIT) GO=$(GO) ./scripts/image.sh check; \
+	  AGENTD_INTEROP=1 VERSION=$(VERSION) COMMIT=$(COMMIT) GO=$(GO) GOTAGS=$(GOTAGS) ./scripts/image.sh check; \
 	  ./scripts/fuzz.sh 3s
 
 unit: ## fast loop while developing: no lint, no Node peers

@@ -97,7 +97,7 @@ var fuzzRequirements = []fuzzRequirement{
 	{"gateway results passed on undecoded (isError read by a scan)", "internal/mcpclient", []string{"internal/mcpclient FuzzRawIsError"}},
 	{"MCP server Origin policy", "internal/mcpserver", []string{"internal/mcpserver FuzzOriginPolicy"}},
 	{"MCP server SSE parsing", "internal/jsonrpcwire", []string{"internal/jsonrpcwire FuzzSSE"}},
-	{"MCP tools/call fast paths (requests read outside the SDK)", "internal/mcpserver", []string{"internal/mcpserver FuzzFastPathMatchesSDK"}},
+	{"MCP tools/call fast paths (requests read outside the SDK)", "internal/mcpserver", []string{"internal/mcpserver FuzzFastPathMatchesSDK", "internal/mcpserver FuzzSessionFastPathMatchesSDK"}},
 	{"sealed MCP session ids (replicas)", "internal/mcpserver", []string{"internal/mcpserver FuzzOpenSessionID"}},
 	{"auth middleware and public-path matching (whole daemon)", "reliability", []string{"reliability FuzzAuth"}},
 	{"LLM stream accumulation and tool arguments (OpenAI)", "internal/llm/openai", []string{"internal/llm/openai FuzzAccumulatorFragments"}},

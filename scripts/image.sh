@@ -16,6 +16,8 @@ mode=${1:-build}
 : "${COMMIT:=$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
 : "${IMAGE:=ghcr.io/agentd/agentd}"
 : "${GO:=go}"
+# The build tags of every binary agentd ships: the Makefile's GOTAGS.
+: "${GOTAGS:=$(sed -n 's/^GOTAGS *:= *//p' Makefile)}"
 LDFLAGS="-s -w -buildid= -X github.com/agentd/agentd/internal/buildinfo.version=$VERSION -X github.com/agentd/agentd/internal/buildinfo.commit=$COMMIT"
 
 tool=""
@@ -35,7 +37,7 @@ fi
 
 ctx=bin/image
 rm -rf "$ctx" && mkdir -p "$ctx/home"
-CGO_ENABLED=0 GOOS=linux $GO build -trimpath -buildvcs=false -ldflags "$LDFLAGS" -o "$ctx/agentd" ./cmd/agentd
+CGO_ENABLED=0 GOOS=linux $GO build -tags "$GOTAGS" -trimpath -buildvcs=false -ldflags "$LDFLAGS" -o "$ctx/agentd" ./cmd/agentd
 cp /etc/ssl/certs/ca-certificates.crt deploy/image/config.toml "$ctx/"
 fmt=()
 [ "$tool" = podman ] && fmt=(--format docker) # keeps HEALTHCHECK (OCI has none)

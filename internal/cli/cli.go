@@ -111,14 +111,12 @@ recorded in AGENTD_HOME, or listen from the config, in that order), except
   agentd chat assistant              # interactive chat
   agentd --addr 127.0.0.1:4300 agents list
   source <(agentd completion bash)   # completions for this shell`,
-		Version:       buildinfo.Version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// Arguments are for subcommands only; an unknown one is reported
 		// by cobra with its suggestions.
 	}
-	// --version prints what `agentd version` prints.
-	root.SetVersionTemplate("{{`" + strings.ReplaceAll(buildinfo.Line(), "`", "'") + "`}}")
+	e.versionFlag(root)
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
@@ -276,4 +274,31 @@ func (e *env) completeAgents(cmd *cobra.Command, args []string, _ string) ([]cob
 		out = append(out, cobra.CompletionWithDesc(a.Manifest.Name, a.Manifest.Description))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// versionFlag gives root the --version (-v) flag cobra would add for a
+// Version, printing what `agentd version` prints. cobra prints a custom
+// version text only through SetVersionTemplate, i.e. text/template, whose
+// method lookup by name (reflect.Value.MethodByName) makes the linker keep
+// every exported method of every type in the binary: 10 MiB of agentd's
+// (docs/size.md; cmd/agentd TestReleaseBinary holds it). So root has no
+// Version and the flag is agentd's: the root command runs nothing, cobra
+// answers its flags with help, and the help function prints the version
+// instead when the flag is set.
+func (e *env) versionFlag(root *cobra.Command) {
+	root.Flags().BoolP("version", "v", false, "version for agentd")
+	// As cobra marks its own: a given --version ends completion.
+	_ = root.Flags().SetAnnotation("version", cobra.FlagSetByCobraAnnotation, []string{"true"})
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == root {
+			version, _ := c.Flags().GetBool("version")
+			asked, _ := c.Flags().GetBool("help")
+			if version && !asked {
+				fmt.Fprint(c.OutOrStdout(), buildinfo.Line())
+				return
+			}
+		}
+		help(c, args)
+	})
 }

@@ -240,8 +240,15 @@ func TestAgentsCommands(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "agentd ") || !strings.Contains(out, "\ncommit ") || !strings.Contains(out, runtime.Version()) {
 		t.Fatalf("version: %q", out)
 	}
-	if code, flagOut, _ := d.run(t, "--version"); code != 0 || flagOut != out {
-		t.Fatalf("--version: %d %q, version printed %q", code, flagOut, out)
+	// The flag is agentd's own (versionFlag), not cobra's: -v too, and
+	// --help still wins.
+	for _, flag := range []string{"--version", "-v"} {
+		if code, flagOut, _ := d.run(t, flag); code != 0 || flagOut != out {
+			t.Fatalf("%s: %d %q, version printed %q", flag, code, flagOut, out)
+		}
+	}
+	if code, helpOut, _ := d.run(t, "--version", "--help"); code != 0 || !strings.HasPrefix(helpOut, "agentd runs AI agents") {
+		t.Fatalf("--version --help: %d %q", code, helpOut)
 	}
 }
 

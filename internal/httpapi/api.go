@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -21,14 +20,17 @@ import (
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/tool"
 )
 
-// Store is what the API reads directly: sessions and the audit log.
+// Store is what the API reads directly: sessions, the audit log and the
+// minted API keys.
 type Store interface {
 	store.SessionStore
 	store.AuditStore
+	store.KeyStore
 }
 
 // MCPAdmin manages upstream MCP servers at runtime. The daemon implements
@@ -68,6 +70,9 @@ type Options struct {
 	// Approvals is the operator's queue of approval requests; nil = the
 	// approval routes answer 503.
 	Approvals *tool.Approvals
+	// Principals returns the configured principals (the config's, as it
+	// is now), sorted by name; nil = the principals routes answer 503.
+	Principals func() []PrincipalInfo
 }
 
 // API serves the REST routes.
@@ -123,6 +128,10 @@ func (a *API) Register(mux Router) {
 	h("GET /api/runs", a.listRuns)
 	h("GET /api/approvals", a.listApprovals)
 	h("POST /api/approvals/{id}", a.decideApproval)
+	h("GET /api/principals", a.listPrincipals)
+	h("GET /api/principals/{name}", a.getPrincipal)
+	h("POST /api/principals/{name}/keys", a.mintKey)
+	h("DELETE /api/principals/{name}/keys/{id}", a.revokeKey)
 	h("GET "+UIPath+"session", a.uiSession)
 	h("POST "+UIPath+"login", a.uiLogin)
 	h("POST "+UIPath+"logout", a.uiLogout)
@@ -529,7 +538,7 @@ func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"),
+	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), ToolMatch: q.Get("tool"), Principal: q.Get("principal"),
 		Decision: q.Get("decision"), Outcome: q.Get("outcome"), Limit: pg.Limit, Offset: pg.Offset}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own calls

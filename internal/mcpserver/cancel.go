@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -24,7 +25,7 @@ import (
 // tools alike.
 type flights struct {
 	mu sync.Mutex
-	m  map[flightKey]bool // in flight → cancelled
+	m  map[flightKey]flight
 }
 
 // flightKey names a request: request ids are unique per session (stdio
@@ -34,22 +35,61 @@ type flightKey struct {
 	id      jsonrpc.ID
 }
 
-func (f *flights) start(k flightKey) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[flightKey]bool{}
-	}
-	f.m[k] = false
+// flight is a request in flight.
+type flight struct {
+	// cancelled: its client cancelled it, so its answer is not sent.
+	cancelled bool
+	// cancel ends the call's context: set for a call on the session
+	// fast path (fastsession.go), which the SDK does not know of; the
+	// SDK cancels its own calls when it reads the notification.
+	cancel context.CancelFunc
 }
 
-// cancel marks k cancelled if it is in flight; a cancellation of a request
-// already answered (or never seen) is ignored, as the spec says.
-func (f *flights) cancel(k flightKey) {
+// start registers k, a request the SDK serves, and reports false when a
+// request of that id is in flight already (the SDK refuses the second;
+// the first keeps its entry), and whether that one is on the fast path.
+func (f *flights) start(k flightKey) (ok, fast bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.m[k]; ok {
-		f.m[k] = true
+	if fl, dup := f.m[k]; dup {
+		return false, fl.cancel != nil
+	}
+	if f.m == nil {
+		f.m = map[flightKey]flight{}
+	}
+	f.m[k] = flight{}
+	return true, false
+}
+
+// startFast registers k, a call the session fast path serves with its
+// context's cancel, and reports false when a request of that id is in
+// flight already, on either path.
+func (f *flights) startFast(k flightKey, cancel context.CancelFunc) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, dup := f.m[k]; dup {
+		return false
+	}
+	if f.m == nil {
+		f.m = map[flightKey]flight{}
+	}
+	f.m[k] = flight{cancel: cancel}
+	return true
+}
+
+// cancel marks k cancelled if it is in flight (and ends its context when
+// it is on the fast path); a cancellation of a request already answered
+// (or never seen) is ignored, as the spec says.
+func (f *flights) cancel(k flightKey) {
+	f.mu.Lock()
+	fl, ok := f.m[k]
+	if ok {
+		fl.cancelled = true
+		f.m[k] = fl
+	}
+	f.mu.Unlock()
+	if ok && fl.cancel != nil {
+		fl.cancel()
 	}
 }
 
@@ -57,21 +97,21 @@ func (f *flights) cancel(k flightKey) {
 func (f *flights) running(k flightKey) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c, ok := f.m[k]
-	return ok && !c
+	fl, ok := f.m[k]
+	return ok && !fl.cancelled
 }
 
 func (f *flights) cancelled(k flightKey) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.m[k]
+	return f.m[k].cancelled
 }
 
 // finish forgets k and reports whether it was cancelled.
 func (f *flights) finish(k flightKey) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := f.m[k]
+	c := f.m[k].cancelled
 	delete(f.m, k)
 	return c
 }

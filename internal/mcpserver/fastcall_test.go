@@ -131,8 +131,14 @@ func post(t *testing.T, url, body string, headers map[string]string) (int, strin
 
 // TestSessionCallCancels: a client that gives up on a gateway call of its
 // session (notifications/cancelled, its POST dropped) cancels the
-// upstream's call.
+// upstream's call, on the SDK's path and on the session fast path.
 func TestSessionCallCancels(t *testing.T) {
+	for _, sdkOnly := range []bool{true, false} {
+		t.Run(fmt.Sprintf("sdkOnly=%v", sdkOnly), func(t *testing.T) { testSessionCallCancels(t, sdkOnly) })
+	}
+}
+
+func testSessionCallCancels(t *testing.T, sdkOnly bool) {
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	up.AddTool(&mcp.Tool{Name: "block", InputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -145,6 +151,7 @@ func TestSessionCallCancels(t *testing.T) {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
 	t.Cleanup(ts.Close)
 	h := gatewayHarness(t, ts.URL, harnessOptions{cfg: config.MCPServe{Gateways: []string{"up"}}})
+	h.srv.sdkOnly.Store(sdkOnly)
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.httpServer(t).URL + "/mcp/gateway/up"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -160,6 +167,9 @@ func TestSessionCallCancels(t *testing.T) {
 		errc <- err
 	}()
 	<-started
+	if fast := onFastPath(h.srv.gateways["up"]); fast == sdkOnly {
+		t.Fatalf("the call runs on the session fast path: %v, with sdkOnly %v", fast, sdkOnly)
+	}
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("call: %v, want cancelled", err)
@@ -169,6 +179,19 @@ func TestSessionCallCancels(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the upstream's call was not cancelled")
 	}
+}
+
+// onFastPath reports whether a request in flight on e's sessions runs on
+// the session fast path.
+func onFastPath(e *endpoint) bool {
+	e.flights.mu.Lock()
+	defer e.flights.mu.Unlock()
+	for _, fl := range e.flights.m {
+		if fl.cancel != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzFastPathMatchesSDK: whatever a stateless tools/call body says, the
@@ -211,7 +234,7 @@ func FuzzFastPathMatchesSDK(f *testing.F) {
 
 // gatewayHarness is a harness whose MCP client manager connects to the
 // Streamable HTTP server at url as the upstream "up".
-func gatewayHarness(t *testing.T, url string, o harnessOptions) *harness {
+func gatewayHarness(t testing.TB, url string, o harnessOptions) *harness {
 	t.Helper()
 	m := mcpclient.NewManager(mcpclient.Options{})
 	t.Cleanup(func() { m.Close() })

@@ -20,7 +20,7 @@ import (
 // upstreamServer is an upstream MCP server on a loopback test server, with
 // tools that answer with several content blocks, with a tool error and
 // with a JSON-RPC error, a resource and a prompt.
-func upstreamServer(t *testing.T) (*httptest.Server, *mcp.Server) {
+func upstreamServer(t testing.TB) (*httptest.Server, *mcp.Server) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "say-hi", InputSchema: json.RawMessage(`{"type":"object","properties":{"who":{"type":"string"}}}`)},

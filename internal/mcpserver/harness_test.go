@@ -53,6 +53,8 @@ type harnessOptions struct {
 	meter     metric.MeterProvider
 	tracer    trace.TracerProvider
 	replicas  *Replicas
+	// sessionTimeout is Options.SessionTimeout (0: the default).
+	sessionTimeout time.Duration
 	// asyncAudit puts the daemon's batching audit writer between the
 	// runner and the store, durable (group commit) as the daemon's is;
 	// benchmarks set it so that they measure the daemon's call path.
@@ -114,6 +116,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		Kernel: k, Tools: reg, Sessions: db, Config: o.cfg, MaxMessageBytes: o.maxBytes,
 		Workspace: t.TempDir(), Upstreams: o.upstreams, UpstreamName: o.upName, Version: "test",
 		Logger: o.logger, ConfigOrigin: o.origin, Meter: o.meter, Tracer: o.tracer, Replicas: o.replicas,
+		SessionTimeout: o.sessionTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +248,7 @@ func remarshal(t *testing.T, from, to any) {
 
 // waitFor polls cond for up to 10 s: used only for effects that happen on
 // other goroutines with no event to wait on (a run noticing cancellation).
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
@@ -98,9 +99,13 @@ func TestInitializedOnAnotherReplicaIsNoError(t *testing.T) {
 	// is a duplicate, and the SDK's ERROR for it still comes through.
 	post(a, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	post(a, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// The SDK answers a notification's POST (202) before it handles the
+	// notification: its log line comes a moment later.
 	var dup bool
-	for _, r := range logA.atLeast(slog.LevelError) {
-		dup = dup || strings.Contains(r, "duplicate initialized")
+	for deadline := time.Now().Add(5 * time.Second); !dup && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, r := range logA.atLeast(slog.LevelError) {
+			dup = dup || strings.Contains(r, "duplicate initialized")
+		}
 	}
 	if !dup {
 		t.Errorf("a real duplicate on A was not reported: %q", logA.atLeast(slog.LevelDebug))

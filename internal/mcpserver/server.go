@@ -88,8 +88,8 @@ type Options struct {
 // their tool lists in step with the agent directory and the tool registry,
 // so connected clients get notifications/tools/list_changed.
 type Server struct {
-	// sdkOnly turns the stateless fast path off (fastcall.go), for tests
-	// that compare its answers with the SDK's.
+	// sdkOnly turns the fast paths off (fastcall.go, fastsession.go),
+	// for tests that compare their answers with the SDK's.
 	sdkOnly atomic.Bool
 
 	opts     Options
@@ -142,8 +142,13 @@ type endpoint struct {
 	bound map[http.Handler]http.Handler
 
 	// flights are the session requests in flight on the stateful
-	// handler, and which of them their client cancelled.
+	// handler and the session fast path, and which of them their client
+	// cancelled.
 	flights flights
+	// book knows the open sessions of the stateful SDK handler, for
+	// the session fast path (fastsession.go); nil when sessions are
+	// replicated (sessionTable), whose calls the SDK serves.
+	book *sessionBook
 
 	mu      sync.Mutex
 	served  map[string]string                          // tool name → fingerprint
@@ -276,6 +281,9 @@ func (s *Server) newEndpoint(name string, so *mcp.ServerOptions) *endpoint {
 			panic("mcpserver: " + err.Error())
 		}
 		e.stateful = table
+	} else {
+		e.book = newSessionBook(srv, s.opts.SessionTimeout)
+		srv.AddReceivingMiddleware(e.book.track)
 	}
 	e.fastChain = s.calls.track(e.callFast)
 	if s.obs != nil {

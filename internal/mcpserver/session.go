@@ -24,7 +24,21 @@ func serveSession(w http.ResponseWriter, r *http.Request, e *endpoint, body []by
 	if f.Complete && f.Method != "" && string(f.ID) != "null" {
 		id = f.ID
 	}
-	w = e.trackCancellation(w, sid, id, f.Method, body)
+	if e.book != nil && f.Complete && !f.HasMethod && e.book.answered(r, sid, f.ID, body) {
+		// The client's answer to a request a call on the session
+		// fast path sent it (fastsession.go): accepted, as the SDK
+		// accepts a response.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w, tracked, dupFast := e.trackCancellation(w, sid, id, f.Method, body)
+	if dupFast {
+		// The id is in flight on the session fast path, which the SDK
+		// does not know of: its answer to a duplicate, given here.
+		rid, _ := parseID(id)
+		writeDuplicate(w, rid)
+		return
+	}
 	if t, ok := e.stateful.(*sessionTable); ok {
 		switch {
 		case f.Method == "notifications/cancelled":
@@ -37,9 +51,15 @@ func serveSession(w http.ResponseWriter, r *http.Request, e *endpoint, body []by
 			t.answered(r.Context(), sid, body)
 		}
 	}
+	if e.book != nil {
+		// The SDK's idle timer of the session pauses while this
+		// POST runs and starts again when it ends (fastsession.go).
+		e.book.sdkStart(sid)
+		defer e.book.sdkEnd(sid)
+	}
 	serveSDK(w, r, e, e.stateful, body)
-	if f, ok := w.(*answerFilter); ok {
-		e.flights.finish(f.key)
+	if tracked {
+		e.flights.finish(w.(*answerFilter).key)
 	}
 	if len(id) > 0 && r.Context().Err() != nil {
 		cancelAbandoned(e, r, id)
@@ -48,8 +68,10 @@ func serveSession(w http.ResponseWriter, r *http.Request, e *endpoint, body []by
 
 // trackCancellation notes a session's cancellations before the SDK acts
 // on them, and wraps the stream of a session's request so that its
-// response is dropped once the client has cancelled it (see flights).
-func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.RawMessage, method string, body []byte) http.ResponseWriter {
+// response is dropped once the client has cancelled it (see flights). It
+// reports whether the request is tracked (w is then an answerFilter),
+// and whether its id is in flight on the session fast path already.
+func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.RawMessage, method string, body []byte) (_ http.ResponseWriter, tracked, dupFast bool) {
 	if method == "notifications/cancelled" {
 		var n struct {
 			Params json.RawMessage `json:"params"`
@@ -59,15 +81,20 @@ func (e *endpoint) trackCancellation(w http.ResponseWriter, sid string, id json.
 				e.flights.cancel(flightKey{sid, rid})
 			}
 		}
-		return w
+		return w, false, false
 	}
 	rid, ok := parseID(id)
 	if !ok {
-		return w
+		return w, false, false
 	}
 	k := flightKey{sid, rid}
-	e.flights.start(k)
-	return &answerFilter{ResponseWriter: w, flights: &e.flights, key: k}
+	if ok, fast := e.flights.start(k); !ok {
+		// A duplicate: the SDK refuses it when it knows the first.
+		// Only a request alone in its POST is answered here (the SDK
+		// reads a batch's other messages first).
+		return w, false, fast && method != ""
+	}
+	return &answerFilter{ResponseWriter: w, flights: &e.flights, key: k}, true, false
 }
 
 // cancelAbandoned cancels a session's request whose POST stream the
