@@ -164,7 +164,11 @@ func (e *Env) goBuild(ctx context.Context, pkg, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", name, err)
 	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
+	tags, err := releaseTags(e.Root)
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", name, err)
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "-tags", tags, "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
 	cmd.Dir = e.Root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -259,4 +263,19 @@ func waitHTTP(ctx context.Context, c *http.Client, url string, p *Proc, timeout 
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// releaseTags returns the build tags agentd ships with: the Makefile's
+// GOTAGS, so that the bench measures (and sizes) the binary users run.
+func releaseTags(root string) (string, error) {
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(mk)) {
+		if v, ok := strings.CutPrefix(line, "GOTAGS :="); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", errors.New("Makefile: no GOTAGS line")
 }

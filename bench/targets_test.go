@@ -143,3 +143,11 @@ func TestFloorRelay(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The bench builds agentd with the Makefile's tags, as a release is.
+func TestReleaseTags(t *testing.T) {
+	tags, err := releaseTags("..")
+	if err != nil || !strings.Contains(tags, "grpcnotrace") {
+		t.Fatalf("releaseTags: %q, %v", tags, err)
+	}
+}
