@@ -101,7 +101,7 @@ type Changes struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	history []Change // the last opts.History notices, oldest first
+	history []Change // the last opts.History notices (up to twice that), oldest first
 	subs    map[*subscriber]struct{}
 	closed  bool
 	done    chan struct{} // closed by Close
@@ -165,8 +165,11 @@ func (c *Changes) publishLocked(ch Change) {
 	c.seq++
 	ch.seq = c.seq
 	c.history = append(c.history, ch)
-	if n := len(c.history) - c.opts.History; n > 0 {
-		c.history = slices.Delete(c.history, 0, n)
+	if len(c.history) >= 2*c.opts.History {
+		// Trimmed in halves, not by one on every notice: a busy gateway
+		// publishes an audit notice per tool call. The history holds
+		// History notices or more.
+		c.history = append(c.history[:0], c.history[len(c.history)-c.opts.History:]...)
 	}
 	for s := range c.subs {
 		if !s.wants(ch) {
