@@ -207,7 +207,9 @@ tools = ["agent_list"]
 	if !ok {
 		t.Fatalf("A2A answer: %T", res)
 	}
-	waitChange(t, adm, "the A2A task completing", func(c httpapi.Change) bool { return c.Topic == "a2a" && c.ID == string(task.ID) && c.What == "completed" })
+	waitChange(t, adm, "the A2A task completing", func(c httpapi.Change) bool {
+		return c.Topic == "a2a" && c.ID == string(task.ID) && c.What == "completed"
+	})
 
 	// An upstream that cannot start: everyone may know a server's state.
 	if code, b := post(a2aTestKey, "/api/mcp/servers", `{"name":"ghost","transport":{"type":"stdio","command":"/nonexistent/ghost"}}`); code >= 300 {
