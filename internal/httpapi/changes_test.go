@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +265,47 @@ func TestEventsDropAClientThatDoesNotRead(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the handler of the dropped client did not return")
 	}
+}
+
+// FuzzChangesRequest: the two things a client sends, the topics
+// parameter and Last-Event-ID, never panic; accepted topics are known and
+// distinct, a refusal names the parameter; an id resumes only when it is
+// this hub's and its history covers it.
+func FuzzChangesRequest(f *testing.F) {
+	for _, s := range []string{"", "runs", "runs,mcp", " audit , a2a ", "runs,runs", "nope", ",", "runs,,mcp"} {
+		f.Add(s, "")
+	}
+	f.Add("", "000000000000-1")
+	f.Add("", "-")
+	f.Add("", "abc-18446744073709551615")
+	f.Fuzz(func(t *testing.T, topics, lastID string) {
+		got, err := parseTopics(topics)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Field != "topics" || e.Status != http.StatusBadRequest {
+				t.Fatalf("refusal %v does not name topics", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, tp := range got {
+			if !slices.Contains(AllTopics, tp) || seen[tp] {
+				t.Fatalf("parseTopics(%q) = %v", topics, got)
+			}
+			seen[tp] = true
+		}
+		c := NewChanges(ChangesOptions{History: 2})
+		c.Publish(Change{Topic: TopicRuns, ID: "1"})
+		s, reset, err := c.subscribe(admin, got, lastID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lastID == "" && reset {
+			t.Fatal("a first connection was told to reset")
+		}
+		if !reset && lastID != "" && !strings.HasPrefix(lastID, c.instance+"-") {
+			t.Fatalf("resumed from another hub's id %q", lastID)
+		}
+		c.unsubscribe(s)
+	})
 }
