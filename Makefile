@@ -48,7 +48,7 @@ browser-deps: ## Chromium for the dashboard's browser tests (Debian's chromium p
 	./scripts/chromium.sh
 
 screenshots: interop-deps browser-deps ## rerun the dashboard's browser test, keeping its screenshots in docs/dashboard/
-	AGENTD_INTEROP=1 AGENTD_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run TestDashboardInBrowser ./internal/webui/e2e/
+	AGENTD_INTEROP=1 AGENTD_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboardInBrowser|TestPrincipalsInBrowser' ./internal/webui/e2e/
 
 $(BIN)/staticcheck:
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

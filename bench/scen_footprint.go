@@ -452,7 +452,8 @@ func footprintTargets(e *Env, res *Scenario, rss0, rssN int64, streamKB float64,
 	}
 	// MB here are 10^6 bytes, as the issue writes them; the rows show MiB.
 	mb0 := float64(rss0) * 1024 / 1e6
-	idle := Target{Name: "idle memory", Goal: "≤ 25 MB RSS idle (agentd alone, no MCP server)", Measured: fmt.Sprintf("%.1f MB", mb0), Met: verdict(mb0 <= 25)}
+	// Issue 28's guard: 15 MB on the released SDKs.
+	idle := Target{Name: "idle memory", Goal: "≤ 15 MB RSS idle (agentd alone, no MCP server)", Measured: fmt.Sprintf("%.1f MB", mb0), Met: verdict(mb0 <= 15)}
 	idle.Why = fmt.Sprintf("VmRSS of agentd %s after start with no MCP server: %.1f MB (%.1f MiB).", settle, mb0, float64(rss0)/1024)
 	if rssN > 0 {
 		idle.Why += fmt.Sprintf(" With %d server-everything instances connected over stdio (children excluded): %.1f MB.", e.Settings.MCPServers, float64(rssN)*1024/1e6)

@@ -263,12 +263,16 @@ func gatewayTargets(e *Env, res *Scenario) {
 	has := func(c int) bool { return slices.Contains(concs, c) }
 	peerBounds := []bound{{Conc: 1, Min: 2.5}, {Conc: 16, Min: 3}}
 	floorBounds := []bound{{Conc: 1, Min: 0.8}, {Conc: 16, Min: 0.8}}
+	// Issue 28's guard: what the move back to the released SDKs must
+	// keep (the bounds above are the older, higher goals of issue 14).
+	guardBounds := []bound{{Conc: 1, Min: 1.5}, {Conc: 16, Min: 1.5}}
 	if !has(16) {
 		// A -quick run with other concurrencies: check what was measured.
-		peerBounds, floorBounds = nil, nil
+		peerBounds, floorBounds, guardBounds = nil, nil, nil
 		for _, c := range concs {
 			peerBounds = append(peerBounds, bound{Conc: c, Min: 3})
 			floorBounds = append(floorBounds, bound{Conc: c, Min: 0.8})
+			guardBounds = append(guardBounds, bound{Conc: c, Min: 1.5})
 		}
 	}
 	top := peerBounds[len(peerBounds)-1].Conc
@@ -284,6 +288,12 @@ func gatewayTargets(e *Env, res *Scenario) {
 			proxyWhy = "Both over " + sessionVersion + " sessions."
 		}
 		for _, c := range []comparison{
+			{Name: "SDK guard: gateway vs supergateway, " + era.label, Goal: goalText("agentd's calls/s over supergateway's", guardBounds...),
+				Num: era.path, Den: pathSupergw, Metric: mRate, Bounds: guardBounds,
+				Why: "Issue 28's performance guard for agentd on the released go-sdk and a2a-go. " + pipeline},
+			{Name: "SDK guard: gateway vs mcp-proxy, " + era.label, Goal: goalText("agentd's calls/s over mcp-proxy's", guardBounds...),
+				Num: era.path, Den: era.proxyPath, Metric: mRate, Bounds: guardBounds,
+				Why: "Issue 28's performance guard for agentd on the released go-sdk and a2a-go. " + proxyWhy},
 			{Name: "gateway vs supergateway, " + era.label, Goal: goalText("agentd's calls/s over supergateway's", peerBounds...),
 				Num: era.path, Den: pathSupergw, Metric: mRate, Bounds: peerBounds,
 				Why: "supergateway speaks " + sessionVersion + " sessions only, so it is the peer of both eras. " + pipeline},

@@ -167,7 +167,7 @@ try {
       .filter((a) => { const r = a.getBoundingClientRect(); return r.width < 24 || r.left < 0 || r.right > window.innerWidth; })
       .map((a) => a.dataset.page));
     check(clipped.length === 0, `navigation clipped on a phone: ${clipped}`);
-    check(await phone.locator('.sidebar a[data-page]').count() === 8, 'the navigation lost a page');
+    check(await phone.locator('.sidebar a[data-page]').count() === 9, 'the navigation lost a page'); // Principals included: an admin's
     // The chat's input is on the first screen.
     await phone.goto(base + '/#/chat/assistant');
     await phone.locator('#chat-input').waitFor();
@@ -227,6 +227,25 @@ try {
     check((await md.textContent()).includes('<img src=x onerror='), 'the HTML is not shown as text');
     check(await page.evaluate(() => window.pwned === undefined), 'script ran from the reply');
     await shot('chat-markdown');
+  });
+
+  await step('chat: a run stopped mid-reply keeps its partial reply after a reload', async () => {
+    await page.fill('#chat-input', 'a slow answer please');
+    await page.keyboard.press('Enter');
+    const bubble = page.locator('#transcript .bubble.md').last();
+    await page.waitForFunction(() => {
+      const b = [...document.querySelectorAll('#transcript .bubble.md')].pop();
+      return b && (b.textContent.match(/still working/g) || []).length >= 3;
+    });
+    await page.click('#chat-stop');
+    await page.locator('#transcript', { hasText: 'Stopped' }).waitFor();
+    const seen = (await bubble.textContent()).trim();
+    await page.reload();
+    await page.locator('#transcript .msg.user', { hasText: 'a slow answer please' }).waitFor();
+    const kept = page.locator('#transcript .bubble.md', { hasText: 'still working' }).last();
+    await kept.waitFor();
+    const after = (await kept.textContent()).trim();
+    check(after.length >= seen.length * 0.9 && after.startsWith('still working'), `after the reload the reply is ${after.length} chars, ${seen.length} were shown`);
   });
 
   let a2aSession = '';

@@ -18,6 +18,11 @@
 //   a2acancel ID     A2A cancelTask, then tasks/get
 //   list             tasks/list
 //   unknown          tasks/get and tasks/result of an id nobody has
+//   answer ID ACTION with the elicitation capability: tasks/get until the
+//                    task is input_required, then tasks/result, answering
+//                    the question agentd puts on that request's stream
+//                    (ACTION accept: {approved: true}; decline); prints
+//                    the questions asked and the result
 //
 // AGENTD_TOKEN in the environment is sent as the bearer credential of
 // both clients. MCP_URL "stdio" runs the command MCP_STDIO (a JSON array)
@@ -25,7 +30,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { TaskState } from '@a2a-js/sdk';
 
@@ -37,7 +42,14 @@ const textOf = (res) => (res.content ?? []).filter((c) => c.type === 'text').map
 const token = process.env.AGENTD_TOKEN;
 const headers = token ? { Authorization: `Bearer ${token}` } : {};
 const opts = token ? { serviceParameters: headers } : undefined;
-const client = new Client({ name: 'tasks-test', version: '1.0.0' });
+const client = new Client({ name: 'tasks-test', version: '1.0.0' }, phase === 'answer' ? { capabilities: { elicitation: { form: {} } } } : undefined);
+const asked = [];
+if (phase === 'answer') {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    asked.push({ message: req.params.message, meta: req.params._meta ?? null, schema: req.params.requestedSchema ?? null });
+    return arg2 === 'accept' ? { action: 'accept', content: { approved: true } } : { action: 'decline' };
+  });
+}
 const [command, ...commandArgs] = mcpURL === 'stdio' ? JSON.parse(process.env.MCP_STDIO) : [];
 const transport = mcpURL === 'stdio'
   ? new StdioClientTransport({ command, args: commandArgs, env: process.env, stderr: 'inherit' })
@@ -140,6 +152,20 @@ switch (phase) {
     out('get', { task: await client.experimental.tasks.getTask(arg) });
     const res = await client.experimental.tasks.getTaskResult(arg, CallToolResultSchema);
     out('result', { text: textOf(res), structured: res.structuredContent ?? null, isError: res.isError ?? false });
+    break;
+  }
+  case 'answer': {
+    let task;
+    for (let i = 0; i < 400; i++) {
+      task = await client.experimental.tasks.getTask(arg);
+      if (task.status !== 'working') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    out('waiting', { task });
+    const res = await client.experimental.tasks.getTaskResult(arg, CallToolResultSchema);
+    out('asked', { questions: asked });
+    out('result', { text: textOf(res), structured: res.structuredContent ?? null, isError: res.isError ?? false });
+    out('a2a', await a2aGet(arg));
     break;
   }
   case 'list': {

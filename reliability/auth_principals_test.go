@@ -19,8 +19,11 @@ import (
 )
 
 // guarded are the patterns a principal without rights is refused (403):
-// changing agents and servers, running agents (HTTP, A2A), calling tools.
+// changing agents and servers, running agents (HTTP, A2A), calling tools,
+// reading principals and minting or revoking their keys.
 var guarded = []string{
+	"GET /api/principals", "GET /api/principals/{name}",
+	"POST /api/principals/{name}/keys", "DELETE /api/principals/{name}/keys/{id}",
 	"POST /api/agents", "PUT /api/agents/{name}", "DELETE /api/agents/{name}",
 	"POST /api/agents/{name}/messages", "POST /api/tools/{name}/call",
 	"POST /api/mcp/servers", "DELETE /api/mcp/servers/{name}",

@@ -93,6 +93,7 @@ var fuzzRequirements = []fuzzRequirement{
 	{"SSRF URL checks (odd spellings, names)", "internal/netguard", []string{"internal/netguard FuzzCheckURL"}},
 	{"MCP client line framing and oversize detection", "internal/mcpclient", []string{"internal/mcpclient FuzzLineReader", "internal/mcpclient FuzzClassifyOversized"}},
 	{"MCP upstream schema normalisation", "internal/mcpclient", []string{"internal/mcpclient FuzzNormalizeSchema"}},
+	{"MCP upstream tasks read off the wire (capabilities, taskSupport, task handles)", "internal/mcpclient", []string{"internal/mcpclient FuzzTaskWatchObserve"}},
 	{"gateway results passed on undecoded (isError read by a scan)", "internal/mcpclient", []string{"internal/mcpclient FuzzRawIsError"}},
 	{"MCP server Origin policy", "internal/mcpserver", []string{"internal/mcpserver FuzzOriginPolicy"}},
 	{"MCP server SSE parsing", "internal/jsonrpcwire", []string{"internal/jsonrpcwire FuzzSSE"}},

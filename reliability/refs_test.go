@@ -27,6 +27,7 @@ var packageTests = []packageTest{
 	{areaFaults, "MCP upstream removed with a call in flight", "internal/mcpclient/fault_test.go", "TestRemoveFailsInflightCall"},
 	{areaFaults, "one broken MCP upstream among good ones", "internal/mcpclient/fault_test.go", "TestOneBadServerBlocksNoOther"},
 	{areaFaults, "MCP upstream failing at start-up, explained without secrets", "internal/mcpclient/fault_test.go", "TestStartupFailureIsExplainedWithoutSecrets"},
+	{areaFaults, "MCP upstream dropping every session mid-call: a call made as an MCP task follows its task on the new session and returns the result", "internal/mcpclient/tasks_interop_test.go", "TestTasksUpstreamCallSurvivesReconnect"},
 	{areaFaults, "MCP client dropping its stream cancels the run", "internal/mcpserver/http_test.go", "TestDroppedStreamCancelsRun"},
 	{areaFaults, "every vendor adapter: retries, errors, malformed streams", "internal/llm/llmtest/suite.go", "RunProviderSuite"},
 	{areaFaults, "rate limit (GCRA) and body limit", "internal/httpapi/middleware_test.go", "TestRateLimitGCRA"},

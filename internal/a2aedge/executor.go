@@ -74,6 +74,50 @@ func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 	}
 }
 
+// cancelViaSDK cancels a task through a2a-go. When a cancel races with an
+// execution that just ended in input-required, a2a-go hands the cancel to
+// the ending execution and fails ("not cancelable", "queue is closed");
+// the task is still cancelable, so try again once a2a-go has let go of it.
+//
+// The retries are bounded by time, not by count, because how long a2a-go
+// takes to let go depends on the machine's load. A cancel that loses the
+// race against the task's own end gets the protocol's "not cancelable"
+// error rather than an internal one.
+func (h dispatcher) cancelViaSDK(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if req == nil {
+		return h.RequestHandler.CancelTask(ctx, req)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for attempt := 1; ; attempt++ {
+		t, err := h.RequestHandler.CancelTask(ctx, req)
+		if err == nil {
+			return t, nil
+		}
+		st, gerr := h.s.opts.Tasks.Get(ctx, req.ID)
+		if gerr != nil {
+			return t, err
+		}
+		if st.Task.Status.State.Terminal() {
+			if errors.Is(err, a2a.ErrTaskNotCancelable) {
+				return t, err
+			}
+			if st.Task.Status.State == a2a.TaskStateCanceled {
+				// This cancel reached the run before a2a-go let go.
+				return st.Task, nil
+			}
+			return nil, fmt.Errorf("%w: task %s is already %s", a2a.ErrTaskNotCancelable, req.ID, st.Task.Status.State)
+		}
+		if time.Now().After(deadline) {
+			return t, err
+		}
+		select {
+		case <-time.After(time.Duration(min(attempt, 10)) * 10 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // cancelledByClient is ctx with a cancel for the task's client: the
 // calls it ends are audited as cancelled by the A2A client.
 func cancelledByClient(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -96,19 +140,7 @@ func (s *Server) attach(ctx context.Context, ec *a2asrv.ExecutorContext, fast bo
 		}
 		return r, ""
 	}
-	if r, ok := ctx.Value(adoptKey{}).(*run); ok {
-		s.mu.Lock()
-		r.mu.Lock()
-		done := r.done
-		r.mu.Unlock()
-		if s.runs[r.taskID] == r {
-			delete(s.runs, r.taskID)
-		}
-		r.taskID = ec.TaskID
-		if !done {
-			s.runs[ec.TaskID] = r
-		}
-		s.mu.Unlock()
+	if r := s.claimHandoff(ctx, ec); r != nil {
 		return r, ""
 	}
 	launch, failure := s.plan(ctx, ec, fast)
@@ -155,8 +187,12 @@ func (s *Server) plan(ctx context.Context, ec *a2asrv.ExecutorContext, fast bool
 // run is one run serving one task: a kernel run, or a model-free run
 // such as the MCP proxy's.
 type run struct {
-	taskID a2a.TaskID // guarded by Server.mu: adoption changes it
-	cancel context.CancelFunc
+	taskID a2a.TaskID // guarded by Server.mu: a hand-off changes it
+	// handoff is the key under which the blocking fast path offered the
+	// run to a2a-go's execution (Server.handoffs), while it is on offer;
+	// guarded by Server.mu.
+	handoff *handoffKey
+	cancel  context.CancelFunc
 
 	mu       sync.Mutex
 	queue    []item
@@ -244,39 +280,14 @@ func (s *Server) ended(r *run) {
 	if s.runs[r.taskID] == r {
 		delete(s.runs, r.taskID)
 	}
+	if r.handoff != nil {
+		// Offered, never claimed (the client left before a2a-go's
+		// execution began, and it never did): the offer ends with the run.
+		delete(s.handoffs, *r.handoff)
+		r.handoff = nil
+	}
 	s.mu.Unlock()
 	r.wake()
-}
-
-// finalTask builds the finished task of a fast-path run for the kernel to
-// store with the model's reply, unless the run was already handed to
-// a2a-go.
-func (r *run) finalTask(ts *TaskStore, agentName, owner string, ec *a2asrv.ExecutorContext, res agent.RunResult) (store.Task, bool) {
-	msg := res.Message
-	t := finishedTask(ec, &item{ev: &agent.Event{Type: agent.EventFinal, SessionID: res.SessionID, Message: &msg, StopReason: res.StopReason}})
-	rec, err := ts.record(agentName, owner, t)
-	if err != nil {
-		return store.Task{}, false // the fast path stores it the usual way
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.handedOff {
-		return store.Task{}, false
-	}
-	r.final = t
-	return rec, true
-}
-
-// handOff gives the run to a2a-go, unless its finished task is being
-// stored with the model's reply (then its end is imminent).
-func (r *run) handOff() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.final != nil {
-		return false
-	}
-	r.handedOff = true
-	return true
 }
 
 func (s *Server) run(id a2a.TaskID) *run {
@@ -447,283 +458,6 @@ func (r *run) relay(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(
 	}
 }
 
-// waitEnd waits up to window for the run's last item (a final or error
-// event, or a model-free run's outcome) and takes the whole queue if it
-// came. It returns nil, consuming nothing, if the run needs longer or asks
-// a question.
-func (r *run) waitEnd(ctx context.Context, window time.Duration) *item {
-	timer := time.NewTimer(window)
-	defer timer.Stop()
-	for {
-		r.mu.Lock()
-		var end *item
-		for _, it := range r.queue {
-			if it.ask != nil {
-				r.mu.Unlock()
-				return nil
-			}
-			if it.end != nil || it.ev.Type == agent.EventFinal || it.ev.Type == agent.EventError {
-				end = &it
-				break
-			}
-		}
-		if end != nil {
-			r.queue = nil
-		}
-		r.mu.Unlock()
-		if end != nil {
-			return end
-		}
-		select {
-		case <-r.signal:
-		case <-timer.C:
-			if !r.handOff() {
-				continue // its task is being stored: the end is near
-			}
-			r.wake() // the relay that takes over needs the wake-up
-			return nil
-		case <-ctx.Done():
-			r.wake()
-			return nil
-		}
-	}
-}
-
-// finishedTask is a new task in its final state, from the run's last item.
-func finishedTask(ec *a2asrv.ExecutorContext, it *item) *a2a.Task {
-	t := a2a.NewSubmittedTask(ec, ec.Message)
-	now := time.Now().UTC()
-	if it.end != nil {
-		t.Status = a2a.TaskStatus{State: it.end.state, Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, it.end.parts...), Timestamp: &now}
-		return t
-	}
-	e := it.ev
-	switch {
-	case e.Type == agent.EventError:
-		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(ec, "the agent failed: "+e.Error), Timestamp: &now}
-		return t
-	case e.StopReason == agent.StopCancelled:
-		t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentText(ec, "the run was stopped before it finished (canceled, or agentd shut down)"), Timestamp: &now}
-		return t
-	}
-	answer := ""
-	if e.Message != nil {
-		answer = e.Message.Text()
-	}
-	t.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: &now}
-	if answer != "" {
-		t.Artifacts = []*a2a.Artifact{{ID: a2a.NewArtifactID(), Name: "response", Parts: a2a.ContentParts{a2a.NewTextPart(answer)}}}
-		t.Status.Message = agentText(ec, answer)
-	}
-	t.Metadata = map[string]any{"agentd": map[string]any{"stopReason": string(e.StopReason)}}
-	return t
-}
-
-// adoptKey carries a run started by the blocking fast path into the
-// a2a-go execution that takes it over.
-type adoptKey struct{}
-
-// fastHandler wraps a2a-go's request handler with a fast path for the
-// commonest call: a blocking, non-streaming send that starts a task. The
-// client learns the task id only from the answer, so nothing can observe
-// the task before it ends; if the run ends within the server's window,
-// the task is stored once, finished, and returned, without a2a-go's event
-// pipeline (per event: a gob copy of the task, a store update). A longer
-// run, an approval, a push config or anything unusual goes to a2a-go,
-// which adopts the already started run.
-type fastHandler struct {
-	a2asrv.RequestHandler
-	s *Server
-}
-
-// SendMessage implements a2asrv.RequestHandler. A message on a task
-// another replica runs (the answer an input-required task waits for) is
-// relayed to that replica.
-func (h fastHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	if err := h.s.mayUseContext(ctx, req); err != nil {
-		return nil, err
-	}
-	if err := h.s.refuseNew(req); err != nil {
-		return nil, err
-	}
-	if req != nil && req.Message != nil && req.Message.TaskID != "" {
-		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
-			return nil, err
-		}
-		if owner, agent, ok := h.s.remoteOwner(ctx, req.Message.TaskID); ok {
-			if res, handled, err := h.s.sendRemote(ctx, req, owner, agent); handled {
-				return res, err
-			}
-		}
-	}
-	name := agentFrom(ctx)
-	if name == "" || h.s.fastWindow <= 0 || req == nil || req.Message == nil {
-		return h.RequestHandler.SendMessage(ctx, req)
-	}
-	msg := req.Message
-	if c := req.Config; c != nil && (c.ReturnImmediately || c.PushConfig != nil) ||
-		msg.TaskID != "" || msg.ID == "" || msg.Role == "" || len(msg.Parts) == 0 || len(msg.ReferenceTasks) > 0 {
-		return h.RequestHandler.SendMessage(ctx, req)
-	}
-	ec := &a2asrv.ExecutorContext{Message: msg, TaskID: a2a.NewTaskID(), ContextID: msg.ContextID, Metadata: req.Metadata}
-	if ec.ContextID == "" {
-		ec.ContextID = a2a.NewContextID()
-	}
-	r, failure := h.s.attach(ctx, ec, true)
-	var end *item
-	if failure != "" {
-		end = &item{ev: &agent.Event{Type: agent.EventError, Error: failure}}
-	} else if end = r.waitEnd(ctx, h.s.fastWindow); end == nil {
-		if !r.handOff() {
-			// The client left while the finished task was being stored
-			// with the reply: it is stored, or the run failed.
-			return nil, ctx.Err()
-		}
-		// Hand the running task to a2a-go, in the context chosen here.
-		m := *msg
-		m.ContextID = ec.ContextID
-		r2 := *req
-		r2.Message = &m
-		return h.RequestHandler.SendMessage(context.WithValue(ctx, adoptKey{}, r), &r2)
-	}
-	if end.ev != nil && end.ev.Type == agent.EventFinal && r.stored() != nil {
-		// Stored by the kernel with the model's reply, in one transaction.
-		t := r.stored()
-		h.s.opts.Tasks.created(ctx, agentFrom(ctx), t.Status.State)
-		h.s.opts.Tasks.told(string(t.ID), agentFrom(ctx), ownerFrom(ctx), t.Status.State)
-		trimHistory(t, historyLength(req))
-		return t, nil
-	}
-	t := finishedTask(ec, end)
-	if failure != "" {
-		t.Status.Message = agentText(ec, failure)
-	}
-	if _, err := h.s.opts.Tasks.Create(ctx, t); err != nil {
-		return nil, err
-	}
-	trimHistory(t, historyLength(req))
-	return t, nil
-}
-
-// stored is the finished task the kernel stored with the model's reply,
-// if it did: the run's final event came after finalTask built it.
-func (r *run) stored() *a2a.Task {
-	if r == nil {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.final
-}
-
-// CancelTask implements a2asrv.RequestHandler. When a cancel races with an
-// execution that just ended in input-required, a2a-go hands the cancel to
-// the ending execution and fails ("not cancelable", "queue is closed");
-// the task is still cancelable, so try again once a2a-go has let go of it.
-//
-// The retries are bounded by time, not by count, because how long a2a-go
-// takes to let go depends on the machine's load. A cancel that loses the
-// race against the task's own end gets the protocol's "not cancelable"
-// error rather than an internal one.
-func (h fastHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	if req != nil {
-		if err := h.s.mayUseTask(ctx, req.ID); err != nil {
-			return nil, err
-		}
-		if _, _, ok := h.s.remoteOwner(ctx, req.ID); ok {
-			if t, handled, err := h.s.cancelRemote(ctx, req); handled {
-				return t, err
-			}
-		}
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for attempt := 1; ; attempt++ {
-		t, err := h.RequestHandler.CancelTask(ctx, req)
-		if err == nil {
-			return t, nil
-		}
-		st, gerr := h.s.opts.Tasks.Get(ctx, req.ID)
-		if gerr != nil {
-			return t, err
-		}
-		if st.Task.Status.State.Terminal() {
-			if errors.Is(err, a2a.ErrTaskNotCancelable) {
-				return t, err
-			}
-			if st.Task.Status.State == a2a.TaskStateCanceled {
-				// This cancel reached the run before a2a-go let go.
-				return st.Task, nil
-			}
-			return nil, fmt.Errorf("%w: task %s is already %s", a2a.ErrTaskNotCancelable, req.ID, st.Task.Status.State)
-		}
-		if time.Now().After(deadline) {
-			return t, err
-		}
-		select {
-		case <-time.After(time.Duration(min(attempt, 10)) * 10 * time.Millisecond):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// SendStreamingMessage implements a2asrv.RequestHandler: a message on a
-// task another replica runs is relayed there, and its events back.
-func (h fastHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	if err := h.s.mayUseContext(ctx, req); err != nil {
-		return refusedStream(err)
-	}
-	if err := h.s.refuseNew(req); err != nil {
-		return refusedStream(err)
-	}
-	if req != nil && req.Message != nil && req.Message.TaskID != "" {
-		if err := h.s.mayUseTask(ctx, req.Message.TaskID); err != nil {
-			return refusedStream(err)
-		}
-		if owner, agent, ok := h.s.remoteOwner(ctx, req.Message.TaskID); ok {
-			body, err := json.Marshal(req)
-			if err == nil {
-				return func(yield func(a2a.Event, error) bool) {
-					c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
-					if h.s.relayEvents(ctx, c, yield) {
-						return
-					}
-					for ev, err := range h.RequestHandler.SendStreamingMessage(ctx, req) {
-						if !yield(ev, err) {
-							return
-						}
-					}
-				}
-			}
-		}
-	}
-	return h.RequestHandler.SendStreamingMessage(ctx, req)
-}
-
-// SubscribeToTask implements a2asrv.RequestHandler: the live events of a
-// task another replica runs come from that replica.
-func (h fastHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	if req != nil {
-		if err := h.s.mayUseTask(ctx, req.ID); err != nil {
-			return refusedStream(err)
-		}
-		if owner, agent, ok := h.s.remoteOwner(ctx, req.ID); ok {
-			return func(yield func(a2a.Event, error) bool) {
-				c := relayCall{Owner: owner, Kind: callSubscribe, Task: string(req.ID), Agent: agent}
-				if h.s.relayEvents(ctx, c, yield) {
-					return
-				}
-				for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
-					if !yield(ev, err) {
-						return
-					}
-				}
-			}
-		}
-	}
-	return h.RequestHandler.SubscribeToTask(ctx, req)
-}
-
 // answererKey carries, into the replica that runs a task, the name of the
 // principal whose message another replica relayed (relayCall.Answerer):
 // the relayed call has no principal of its own here, and the audit names
@@ -738,99 +472,6 @@ func answererFrom(ctx context.Context) string {
 	}
 	name, _ := ctx.Value(answererKey{}).(string)
 	return name
-}
-
-// mayUseTask refuses a request whose principal may not act on task id
-// (another principal's task, unless the caller is an admin), before
-// anything reaches the task: its run's pending question (an approval),
-// its stream, its cancellation, or another replica that runs it. The
-// refusal is the store's: TaskNotFound, as for a task that does not exist.
-// Requests without a principal, or an admin's, skip the lookup.
-func (s *Server) mayUseTask(ctx context.Context, id a2a.TaskID) error {
-	if p := principal.FromContext(ctx); p == nil || p.Admin {
-		return nil
-	}
-	_, _, _, err := s.opts.Tasks.get(ctx, id)
-	return err
-}
-
-// mayUseContext refuses a message whose contextId names a conversation
-// (a session) of another principal: contexts are per principal, like
-// tasks. A contextId no session has yet is the client's to choose.
-func (s *Server) mayUseContext(ctx context.Context, req *a2a.SendMessageRequest) error {
-	p := principal.FromContext(ctx)
-	if p == nil || p.Admin || req == nil || req.Message == nil || req.Message.ContextID == "" {
-		return nil
-	}
-	sess, err := s.opts.Sessions.GetSession(ctx, req.Message.ContextID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("load the conversation of contextId %q: %w", req.Message.ContextID, err)
-	case !p.MaySee(sess.Principal):
-		return fmt.Errorf("%w: contextId %q is not a conversation principal %q may continue; omit contextId to start a new one", a2a.ErrUnauthorized, req.Message.ContextID, p.Name)
-	}
-	return nil
-}
-
-// refuseNew refuses a message that would start a task while the daemon
-// drains (agent.Kernel.Drain): the client hears at once that this
-// replica is going, and retries elsewhere, rather than getting a task
-// that fails. A message on an existing task (the answer an
-// input-required task waits for) continues work under way: taken.
-func (s *Server) refuseNew(req *a2a.SendMessageRequest) error {
-	if !s.opts.Kernel.Draining() || (req != nil && req.Message != nil && req.Message.TaskID != "") {
-		return nil
-	}
-	return fmt.Errorf("new task: %w", agent.ErrShuttingDown)
-}
-
-// refusedStream is a stream that fails at once with err.
-func refusedStream(err error) iter.Seq2[a2a.Event, error] {
-	return func(yield func(a2a.Event, error) bool) { yield(nil, err) }
-}
-
-// sendRemote relays a non-streaming message on a task another replica
-// runs and returns that replica's answer. handled is false if the
-// replica no longer ran the task: the caller answers as if alone.
-func (s *Server) sendRemote(ctx context.Context, req *a2a.SendMessageRequest, owner, agent string) (a2a.SendMessageResult, bool, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, true, err
-	}
-	var res a2a.SendMessageResult
-	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
-	for rep := range s.relay(ctx, c) {
-		switch {
-		case rep.NotRunning:
-			return nil, false, nil
-		case rep.Event != nil:
-			ev, err := decodeEvent(rep.Event)
-			if err != nil {
-				return nil, true, err
-			}
-			if r, ok := ev.(a2a.SendMessageResult); ok {
-				res = r
-			}
-		case rep.Error != "":
-			return nil, true, replyError(rep)
-		}
-	}
-	if res == nil {
-		if err := ctx.Err(); err != nil {
-			return nil, true, err
-		}
-		return nil, true, fmt.Errorf("the replica running task %s gave no answer", req.Message.TaskID)
-	}
-	return res, true, nil
-}
-
-func historyLength(req *a2a.SendMessageRequest) *int {
-	if req.Config != nil {
-		return req.Config.HistoryLength
-	}
-	return nil
 }
 
 // finish reports a run's final event: the rest of the text as the last

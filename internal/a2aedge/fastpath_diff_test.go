@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // TestBlockingFastPathMatchesSDK sends the same blocking messages through
-// the blocking fast path (fastHandler.SendMessage: a run that ends within
+// the blocking fast path (sendFast: a run that ends within
 // the window is stored and answered by agentd) and through a2a-go's own
 // path (the window off), and requires the same answer and the same
 // stored task, ids and timestamps aside.
@@ -69,4 +70,137 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return normalize(b)
+}
+
+// TestBlockingLongRunMatchesSDK covers the blocking fast path's other
+// end: a run that outlasts the window, which the fast path hands to
+// a2a-go's execution (handOff). Down both paths (the window short, and
+// off), while the blocking send waits, another request finds the task
+// by its context, gets it working, and then either subscribes to it
+// until it ends, or cancels it; the blocking send's answer, the stored
+// task, the subscription's last event and the cancel's answer must be
+// the same, ids and timestamps aside, and the run must have run once
+// (one user message and at most one reply in the session).
+func TestBlockingLongRunMatchesSDK(t *testing.T) {
+	for _, then := range []string{"subscribe", "cancel"} {
+		t.Run(then, func(t *testing.T) {
+			reply := llmtest.Reply{Text: "a slow answer in four chunks", Chunks: 4, Delay: 150 * time.Millisecond}
+			if then == "cancel" {
+				// About 20 s of streaming, unless cancelled.
+				reply = llmtest.Reply{Text: strings.Repeat("x", 1000), Chunks: 1000, Delay: 20 * time.Millisecond}
+			}
+			f := newFixture(t, llmtest.Always(reply), fixtureOptions{})
+			cl := f.a2aClient("alpha")
+			ctx := context.Background()
+			type outcome struct{ answer, stored, other string }
+			send := func(window time.Duration) outcome {
+				f.s.fastWindow = window
+				msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
+				msg.ContextID = a2a.NewContextID()
+				type result struct {
+					res a2a.SendMessageResult
+					err error
+				}
+				done := make(chan result, 1)
+				go func() {
+					res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+					done <- result{res, err}
+				}()
+				// The task is found by its context while the send waits.
+				var running *a2a.Task
+				for deadline := time.Now().Add(10 * time.Second); running == nil; {
+					list, err := cl.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: msg.ContextID})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(list.Tasks) > 0 {
+						running = list.Tasks[0]
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the task never showed in its context")
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				got, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: running.ID})
+				if err != nil || got.Status.State != a2a.TaskStateWorking {
+					t.Fatalf("GetTask while the send waits: %+v, %v", got, err)
+				}
+				var other string
+				switch then {
+				case "subscribe":
+					var last a2a.Event
+					n := 0
+					for ev, err := range cl.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: running.ID}) {
+						if err != nil {
+							t.Fatalf("subscribe while the send waits: %v", err)
+						}
+						if n == 0 {
+							if st, ok := ev.(*a2a.Task); !ok || st.ID != running.ID {
+								t.Fatalf("subscription's first event %T %+v", ev, ev)
+							}
+						}
+						n++
+						last = ev
+					}
+					if n < 2 {
+						t.Fatalf("the subscription saw %d events, want the task and its end", n)
+					}
+					other = asJSON(t, last)
+				case "cancel":
+					c, err := cl.CancelTask(ctx, &a2a.CancelTaskRequest{ID: running.ID})
+					if err != nil || c.Status.State != a2a.TaskStateCanceled {
+						t.Fatalf("cancel while the send waits: %+v, %v", c, err)
+					}
+					// The artifact holds what had streamed: how much is
+					// timing, so only the state and status are compared.
+					other = asJSON(t, c.Status)
+				}
+				var r result
+				select {
+				case r = <-done:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the blocking send did not answer")
+				}
+				if r.err != nil {
+					t.Fatalf("send: %v", r.err)
+				}
+				task, ok := r.res.(*a2a.Task)
+				if !ok || task.ID != running.ID {
+					t.Fatalf("answer %T %+v, want task %s", r.res, r.res, running.ID)
+				}
+				stored, err := cl.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+				if err != nil {
+					t.Fatal(err)
+				}
+				msgs, err := f.db.Messages(ctx, task.ContextID)
+				if err != nil || len(msgs) == 0 || len(msgs) > 2 || msgs[0].Role != "user" {
+					t.Errorf("session messages %+v (%v), want the user's and at most one reply: one run", msgs, err)
+				}
+				if then == "cancel" {
+					return outcome{asJSON(t, task.Status), asJSON(t, stored.Status), other}
+				}
+				return outcome{asJSON(t, task), asJSON(t, stored), other}
+			}
+			fast := send(20 * time.Millisecond)
+			sdk := send(0)
+			if fast != sdk {
+				t.Errorf("fast path (handed off)\n answer %s\n stored %s\n %s %s\na2a-go\n answer %s\n stored %s\n %s %s",
+					fast.answer, fast.stored, then, fast.other, sdk.answer, sdk.stored, then, sdk.other)
+			}
+			if f.s.Running() != 0 {
+				// Runs end when their tasks do; wait for the cancelled ones.
+				deadline := time.Now().Add(10 * time.Second)
+				for f.s.Running() != 0 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			f.s.mu.Lock()
+			left := len(f.s.handoffs)
+			f.s.mu.Unlock()
+			if left != 0 {
+				t.Errorf("%d runs still on offer after both sends", left)
+			}
+		})
+	}
 }

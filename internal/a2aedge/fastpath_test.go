@@ -2,6 +2,7 @@ package a2aedge
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,5 +58,53 @@ func TestFastPathTaskStoredOnce(t *testing.T) {
 				t.Errorf("session messages %+v (%v), want the user's and the reply", msgs, err)
 			}
 		})
+	}
+}
+
+// TestHandOffsClaimTheirOwnRuns: concurrent blocking sends that all
+// outlast the window are each answered with the task of their own run
+// (the model echoes each message's text), each stored once, and no run is
+// left on offer: the hand-off links a run to the execution of its own
+// message only.
+func TestHandOffsClaimTheirOwnRuns(t *testing.T) {
+	f := newFixture(t, func(r *llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: "echo " + r.LastUserText(), Chunks: 2, Delay: 100 * time.Millisecond}
+	}, fixtureOptions{})
+	f.s.fastWindow = 10 * time.Millisecond
+	cl := f.a2aClient("alpha")
+	ctx := context.Background()
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			text := fmt.Sprintf("message %d", i)
+			res, err := cl.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+			if err != nil {
+				errs <- err
+				return
+			}
+			task, ok := res.(*a2a.Task)
+			if !ok || task.Status.State != a2a.TaskStateCompleted || ResultText(task) != "echo "+text {
+				errs <- fmt.Errorf("send of %q answered %T %+v", text, res, res)
+				return
+			}
+			list, err := cl.ListTasks(ctx, &a2a.ListTasksRequest{ContextID: task.ContextID})
+			if err != nil || list.TotalSize != 1 {
+				errs <- fmt.Errorf("tasks in the context of %q: %+v, %v; want 1", text, list, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	f.s.mu.Lock()
+	left := len(f.s.handoffs)
+	f.s.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d runs still on offer", left)
 	}
 }

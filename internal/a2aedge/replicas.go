@@ -517,3 +517,76 @@ func (s *Server) cancelRemote(ctx context.Context, req *a2a.CancelTaskRequest) (
 		}
 	}
 }
+
+// sendRemote relays a non-streaming message on a task another replica
+// runs and returns that replica's answer. handled is false if the
+// replica no longer ran the task: the caller answers as if alone.
+func (s *Server) sendRemote(ctx context.Context, req *a2a.SendMessageRequest, owner, agent string) (a2a.SendMessageResult, bool, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, true, err
+	}
+	var res a2a.SendMessageResult
+	c := relayCall{Owner: owner, Kind: callSend, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
+	for rep := range s.relay(ctx, c) {
+		switch {
+		case rep.NotRunning:
+			return nil, false, nil
+		case rep.Event != nil:
+			ev, err := decodeEvent(rep.Event)
+			if err != nil {
+				return nil, true, err
+			}
+			if r, ok := ev.(a2a.SendMessageResult); ok {
+				res = r
+			}
+		case rep.Error != "":
+			return nil, true, replyError(rep)
+		}
+	}
+	if res == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, true, err
+		}
+		return nil, true, fmt.Errorf("the replica running task %s gave no answer", req.Message.TaskID)
+	}
+	return res, true, nil
+}
+
+// streamRemote relays a streaming message on a task another replica runs
+// and yields that replica's events; if the replica no longer runs the
+// task, a2a-go's own path serves the message here.
+func (h dispatcher) streamRemote(ctx context.Context, req *a2a.SendMessageRequest, owner, agent string) iter.Seq2[a2a.Event, error] {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return h.RequestHandler.SendStreamingMessage(ctx, req)
+	}
+	return func(yield func(a2a.Event, error) bool) {
+		c := relayCall{Owner: owner, Kind: callStream, Task: string(req.Message.TaskID), Agent: agent, Request: body, Answerer: ownerFrom(ctx)}
+		if h.s.relayEvents(ctx, c, yield) {
+			return
+		}
+		for ev, err := range h.RequestHandler.SendStreamingMessage(ctx, req) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// subscribeRemote yields the live events of a task another replica runs,
+// from that replica; if it no longer runs the task, a2a-go's own
+// subscription serves it here.
+func (h dispatcher) subscribeRemote(ctx context.Context, req *a2a.SubscribeToTaskRequest, owner, agent string) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		c := relayCall{Owner: owner, Kind: callSubscribe, Task: string(req.ID), Agent: agent}
+		if h.s.relayEvents(ctx, c, yield) {
+			return
+		}
+		for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}

@@ -19,7 +19,6 @@
 package a2aedge
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -27,10 +26,8 @@ import (
 	"fmt"
 	a2alog "github.com/a2aproject/a2a-go/v2/log"
 	"github.com/agentd/agentd/internal/principal"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +40,6 @@ import (
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/httpapi"
-	"github.com/agentd/agentd/internal/jsonrpcwire"
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/store"
 )
@@ -112,15 +108,18 @@ type Server struct {
 	rest03 http.Handler // A2A 0.3 HTTP+JSON, under /v1
 
 	// fastWindow is how long a blocking send waits for its run before
-	// a2a-go takes the task over (see fastHandler).
+	// a2a-go takes the task over (see fastpath.go).
 	fastWindow time.Duration
 
 	// owned is the work that outlives its request: Close cancels it and
 	// waits for it.
-	owned   owner
-	mu      sync.Mutex
-	runs    map[a2a.TaskID]*run
-	streams *streamMetrics // nil when metrics are off
+	owned owner
+	mu    sync.Mutex
+	runs  map[a2a.TaskID]*run
+	// handoffs are the runs the blocking fast path offers to a2a-go's
+	// execution of the message that started them (dispatcher.handOff).
+	handoffs map[handoffKey]*run
+	streams  *streamMetrics // nil when metrics are off
 
 	// cluster is the server's side of Options.Cluster; nil when alone.
 	cluster *replicas
@@ -136,7 +135,7 @@ func New(opts Options) *Server {
 	}
 	log := orDiscard(opts.Logger)
 	s := &Server{opts: opts, lp: strings.TrimRight(opts.ListenPath, "/"), log: log,
-		runs: map[a2a.TaskID]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
+		runs: map[a2a.TaskID]*run{}, handoffs: map[handoffKey]*run{}, fastWindow: cmp.Or(opts.FastWindow, time.Second), streams: newStreamMetrics(opts.Meter), cancelWait: 30 * time.Second}
 	hopts := []a2asrv.RequestHandlerOption{
 		a2asrv.WithTaskStore(opts.Tasks),
 		a2asrv.WithLogger(log.With("component", "a2a-sdk")),
@@ -148,7 +147,7 @@ func New(opts Options) *Server {
 		hopts = append(hopts, a2asrv.WithPushNotifications(opts.Push.Configs(), opts.Push))
 	}
 	s.a2a = a2asrv.NewHandler(&executor{s}, hopts...)
-	s.handler = fastHandler{s.a2a, s}
+	s.handler = dispatcher{s.a2a, s}
 	// Keep-alives stop proxies from cutting long streams while an agent
 	// thinks or waits on a tool.
 	keep := a2asrv.WithTransportKeepAlive(15 * time.Second)
@@ -332,105 +331,6 @@ func (s *Server) listCards(w http.ResponseWriter, r *http.Request) {
 		cards = append(cards, b)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": cards, "total": len(cards)})
-}
-
-// agentRPC is an agent's JSON-RPC endpoint.
-func (s *Server) agentRPC(w http.ResponseWriter, r *http.Request) {
-	m, err := s.exposed(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeErr(w, s.log, err)
-		return
-	}
-	s.serveRPC(w, r, m.Name)
-}
-
-func (s *Server) defaultRPC(w http.ResponseWriter, r *http.Request) {
-	m, err := s.defaultAgent(r.Context())
-	if err != nil {
-		writeErr(w, s.log, err)
-		return
-	}
-	s.serveRPC(w, r, m.Name)
-}
-
-// v03Methods are the A2A 0.3 JSON-RPC method names.
-var v03Methods = map[string]bool{
-	"message/send": true, "message/stream": true, "tasks/get": true, "tasks/cancel": true,
-	"tasks/resubscribe": true, "tasks/pushNotificationConfig/get": true, "tasks/pushNotificationConfig/set": true,
-	"tasks/pushNotificationConfig/list": true, "tasks/pushNotificationConfig/delete": true,
-	"agent/getAuthenticatedExtendedCard": true,
-}
-
-// serveRPC routes one JSON-RPC request by its method name: 1.0 names
-// ("SendMessage") and 0.3 names ("message/send") differ, so one endpoint
-// serves both; the seed's "tasks/send" goes to the legacy translator.
-func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request, name string) {
-	if !s.mayRun(w, r, name) {
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeErr(w, s.log, err)
-		return
-	}
-	// Only the method picks the handler: a scan of the top level instead
-	// of a decode of the whole body, which the handler decodes again
-	// (4 µs and 9 allocations of a send, against 0.7 µs and 2). A
-	// malformed body is the handler's to report.
-	method := jsonrpcwire.Scan(body).Method
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r = s.prepare(w, r, name)
-	if streamingMethod(method) {
-		defer s.streams.opened(r.Context(), name)()
-	}
-	switch {
-	case v03Methods[method]:
-		s.rpc03.ServeHTTP(w, r)
-	case method == "tasks/send" || method == "tasks/sendSubscribe":
-		s.legacyRPC(w, r, body)
-	default:
-		s.rpc.ServeHTTP(w, r)
-	}
-}
-
-// agentREST serves an agent's card and its HTTP+JSON binding: 1.0 paths
-// ("/message:send") and 0.3 paths ("/v1/message:send").
-func (s *Server) agentREST(w http.ResponseWriter, r *http.Request) {
-	m, err := s.exposed(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeErr(w, s.log, err)
-		return
-	}
-	rest := "/" + r.PathValue("rest")
-	switch {
-	case rest == "/.well-known/agent-card.json" || rest == "/.well-known/agent.json":
-		if r.Method != http.MethodGet {
-			httpapi.WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET for an Agent Card")
-			return
-		}
-		s.writeCard(w, r, m)
-		return
-	case rest == "/" && r.Method == http.MethodPost:
-		s.serveRPC(w, r, m.Name)
-		return
-	}
-	if !s.mayRun(w, r, m.Name) {
-		return
-	}
-	r = s.prepare(w, r, m.Name)
-	if streamingPath(rest) {
-		defer s.streams.opened(r.Context(), m.Name)()
-	}
-	r2 := new(http.Request)
-	*r2 = *r
-	r2.URL = new(url.URL)
-	*r2.URL = *r.URL
-	r2.URL.Path, r2.URL.RawPath = rest, ""
-	if strings.HasPrefix(rest, a2av0.RESTPathPrefix+"/") {
-		s.rest03.ServeHTTP(w, r2)
-		return
-	}
-	s.rest.ServeHTTP(w, r2)
 }
 
 // mayRun refuses (403) a request whose principal may not run agent name:

@@ -56,3 +56,15 @@ func startMetadata(req map[string]any) map[string]any {
 	}
 	return map[string]any{MCPTaskKey: v}
 }
+
+// AnswerTask sends msg, the answer to the question a task waits for
+// (msg.TaskID), to agent name, and returns once the task has taken it:
+// the run goes on without the caller. A task another replica runs gets it
+// there, as an A2A client's answer would.
+func (s *Server) AnswerTask(ctx context.Context, name string, msg *a2a.Message) error {
+	_, err := s.handler.SendMessage(withAgent(ctx, name), &a2a.SendMessageRequest{
+		Message: msg,
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	return err
+}

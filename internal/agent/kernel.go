@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,6 +183,15 @@ type RunRequest struct {
 	// session and every audit record carry its name. nil is the daemon
 	// itself (a delegated run, the CLI's own process).
 	Principal *principal.Principal
+	// KeepPartial keeps the text that streamed before a stop in the
+	// session, as the assistant's reply: set by an edge whose caller is a
+	// person reading the stream (the HTTP API's streamed runs: the
+	// dashboard's chat, agentd chat), who saw it, expects it after a
+	// reload, and whose next message may refer to it. A program's call
+	// (an MCP tool call, an A2A task) or an editor that keeps its own
+	// transcript (ACP) leaves it unset: their stopped run reads as
+	// unanswered, and a cancelled MCP call leaves no answer behind.
+	KeepPartial bool
 	// OnEvent receives the run's events, serialised, in order. It must not
 	// block for long: it runs on the loop's goroutine.
 	OnEvent func(Event)
@@ -354,13 +364,21 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 		if k.obs != nil {
 			mctx, mc = k.obs.startModel(ctx, m.Provider, k.genAIProvider(m.Provider), lreq)
 		}
+		// What streamed, for a stop mid-reply of a run whose reader keeps it.
+		var partial, partialThinking strings.Builder
 		resp, err := provider.Generate(mctx, lreq, func(d llm.Delta) {
 			if mc != nil {
 				mc.delta()
 			}
 			typ := EventText
-			if d.Kind == llm.DeltaThinking {
+			switch {
+			case d.Kind == llm.DeltaThinking:
 				typ = EventThinking
+				if req.KeepPartial {
+					partialThinking.WriteString(d.Text)
+				}
+			case req.KeepPartial:
+				partial.WriteString(d.Text)
 			}
 			emit(Event{Type: typ, SessionID: sess.ID, Text: d.Text})
 		})
@@ -368,6 +386,16 @@ func (k *Kernel) run(ctx context.Context, req *RunRequest, emit func(Event)) (*R
 			mc.end(mctx, resp, err)
 		}
 		if ctx.Err() != nil {
+			if partial.Len() > 0 {
+				// The reader saw this much stream before stopping it: it
+				// stays in the session (a reload shows it, the next turn's
+				// model reads it), as a reply without tool calls, so the
+				// history stays valid.
+				msg := llm.Message{Role: llm.RoleAssistant, Parts: []llm.Part{{Text: partial.String()}}, Thinking: partialThinking.String()}
+				if err := k.persistReply(context.WithoutCancel(ctx), sess.ID, msg, pending); err != nil {
+					k.log.Warn("storing the partial reply of a stopped run failed", "session", sess.ID, "err", err)
+				}
+			}
 			return stopped(ctx, res)
 		}
 		if err != nil {

@@ -684,3 +684,66 @@ func TestInterruptedTurn(t *testing.T) {
 	// The repaired history is valid for the next turn.
 	run(t, e, agent.RunRequest{SessionID: "in-tools", Input: user("again")})
 }
+
+// A run stopped while its reply streams keeps what streamed when its
+// reader keeps it (KeepPartial): a reload shows it and the next turn's
+// model reads it after the user's message. Without KeepPartial the stopped
+// turn reads as unanswered.
+func TestCancelMidReply(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			e := newEnv(t, llmtest.Script(
+				llmtest.Reply{Text: "one two three four", Chunks: 4, Delay: time.Hour},
+				llmtest.Reply{Text: "fresh start"},
+			), []manifest.Manifest{assistant("*")})
+			ctx, cancel := context.WithCancel(context.Background())
+			first := make(chan struct{})
+			var once sync.Once
+			type out struct {
+				res *agent.RunResult
+				err error
+			}
+			done := make(chan out)
+			go func() {
+				r, err := e.k.Run(ctx, &agent.RunRequest{Agent: "assistant", Input: user("go"), KeepPartial: keep, OnEvent: func(ev agent.Event) {
+					if ev.Type == agent.EventText {
+						once.Do(func() { close(first) })
+					}
+				}})
+				done <- out{r, err}
+			}()
+			<-first // the first chunk streamed; the next waits an hour
+			cancel()
+			o := <-done
+			if o.err != nil || o.res.StopReason != agent.StopCancelled {
+				t.Fatalf("got %+v, %v", o.res, o.err)
+			}
+			msgs, err := e.db.Messages(context.Background(), o.res.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _ := run(t, e, agent.RunRequest{SessionID: o.res.SessionID, Input: user("again")})
+			if res.Message.Text() != "fresh start" {
+				t.Fatalf("got %q", res.Message.Text())
+			}
+			sent := e.model.Requests()[1].Messages
+			if keep {
+				if len(msgs) != 2 || msgs[1].Role != string(llm.RoleAssistant) || !strings.Contains(string(msgs[1].Content), "one ") {
+					t.Fatalf("stored after the stop: %+v", msgs)
+				}
+				if len(sent) != 3 || sent[1].Role != llm.RoleAssistant || !strings.HasPrefix(sent[1].Text(), "one") || sent[2].Text() != "again" {
+					t.Fatalf("history after the stop: %+v", sent)
+				}
+				return
+			}
+			if len(msgs) != 1 || msgs[0].Role != string(llm.RoleUser) {
+				t.Fatalf("stored after the stop without KeepPartial: %+v", msgs)
+			}
+			for _, m := range sent {
+				if m.Role == llm.RoleAssistant {
+					t.Fatalf("history after the stop without KeepPartial has a reply: %+v", sent)
+				}
+			}
+		})
+	}
+}

@@ -79,7 +79,10 @@ type ProxyReply struct {
 	// MCPResult is the MCP CallToolResult as the server sent it (content,
 	// structuredContent, isError); absent when the call produced none.
 	MCPResult map[string]any `json:"mcp_result,omitempty"`
-	Error     *ProxyError    `json:"error,omitempty"`
+	// MCPTaskID is the upstream's task, when the call ran as an MCP task
+	// (see proxytask.go).
+	MCPTaskID string      `json:"mcp_task_id,omitempty"`
+	Error     *ProxyError `json:"error,omitempty"`
 }
 
 // ProxyError says why a proxied call failed.
@@ -88,7 +91,8 @@ type ProxyError struct {
 	// Code is the JSON-RPC error code (a number) when the server answered
 	// one, else a snake_case word: invalid_request, unknown_server,
 	// unknown_tool, not_allowed, rejected, canceled, shutting_down (A2A_PROXY);
-	// disconnected, timeout, result_too_large (MCP_PROTOCOL); tool_error
+	// disconnected, timeout, result_too_large, canceled (MCP_PROTOCOL: the
+	// upstream's task was cancelled upstream); tool_error
 	// (MCP_TOOL).
 	Code    any    `json:"code"`
 	Message string `json:"message"`
@@ -178,7 +182,7 @@ func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
 		Agent: m.Name, SessionID: r.ContextID, Rules: s.opts.Kernel.Rules(m), Approver: r.Approver(),
 	})
 	call := llm.ToolCall{ID: "proxy-" + agent.NewID(), Name: target.name, Arguments: raw}
-	ex := &mcpclient.Exchange{}
+	ex := proxyExchange(r, target, &call)
 	out := scope.Do(ctx, tool.Request{Call: call, Relay: ex, Progress: func(message string, progress, total float64) {
 		r.Report(agent.Event{Type: agent.EventToolProgress, ToolCall: &call,
 			Progress: &agent.Progress{Message: message, Progress: progress, Total: total}})
@@ -189,9 +193,15 @@ func (s *Proxy) proxyCall(ctx context.Context, r *a2aedge.Task) *outcome {
 // proxyResult turns the pipeline's outcome and the upstream's own answer
 // into the task's end.
 func proxyResult(ctx context.Context, reply ProxyReply, out tool.Outcome, rec *mcpclient.CallRecord) *outcome {
+	if rec.Task != nil {
+		reply.MCPTaskID = rec.Task.ID
+	}
 	switch {
 	case ctx.Err() != nil:
 		return proxyCanceled(ctx, reply)
+	case rec.Result == nil && upstreamCancelled(rec):
+		reply.Error = proxyErr(SourceProtocol, "canceled", "the MCP server's task %s was cancelled", rec.Task.ID)
+		return &outcome{state: a2a.TaskStateCanceled, parts: replyParts(reply, reply.Error.Message)}
 	case out.Decision == "deny":
 		reply.Error = proxyErr(SourceProxy, "not_allowed", "%s", out.Result.Content)
 	case out.Decision == "rejected":

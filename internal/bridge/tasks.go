@@ -243,6 +243,56 @@ func (b *Bridge) CancelTask(ctx context.Context, id string) (TaskView, error) {
 	return b.GetTask(ctx, id)
 }
 
+// TaskQuestion returns the question task id waits for, as the
+// elicitation an MCP client answers (tasks/result asks it while the
+// task is input_required); nil when the task does not wait for input.
+func (b *Bridge) TaskQuestion(ctx context.Context, id string) (*mcp.ElicitParams, error) {
+	t, err := b.getTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.State != a2a.TaskStateInputRequired {
+		return nil, nil
+	}
+	_, params := questionOf(inputView(t))
+	return params, nil
+}
+
+// AnswerTask gives task id the MCP client's answer to its question, as
+// an A2A client's follow-up message would. A declined approval is a
+// refusal (the agent hears "not approved" and goes on); any other
+// declined or dismissed question is no answer: answered is false and the
+// task still waits (for another answer, over either protocol, or a
+// cancel).
+func (b *Bridge) AnswerTask(ctx context.Context, id string, ans *mcp.ElicitResult) (answered bool, err error) {
+	t, err := b.getTask(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	m, _ := metaOf(t)
+	if t.Status.State != a2a.TaskStateInputRequired || m.Agent == "" {
+		return false, nil
+	}
+	tv := inputView(t)
+	kind, _ := questionOf(tv)
+	if kind == questionApproval && ans != nil && ans.Action == "decline" {
+		ans = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved": false}}
+	}
+	msg, none := answerMessage(bridgeTarget{tool: m.Tool, agent: m.Agent}, tv, kind, ans)
+	if none != nil {
+		return false, nil
+	}
+	if err := b.opts.Server.AnswerTask(ctx, m.Agent, msg); err != nil {
+		return false, taskError(err)
+	}
+	return true, nil
+}
+
+// inputView is the part of t that its question and answer are made of.
+func inputView(t *a2a.Task) *taskView {
+	return &taskView{id: t.ID, contextID: t.ContextID, state: t.Status.State, status: t.Status.Message}
+}
+
 // taskError is err as the MCP client sees it: an unknown task and a task
 // that cannot be cancelled any more are invalid params, as SEP-1686 says.
 func taskError(err error) error {

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -12,10 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/internal/config"
+	"github.com/agentd/agentd/internal/principal"
 )
 
-// principalsCmd lists the configured principals or mints a key. It reads
-// the config, not the daemon: keys are never served over the API.
+// principalsCmd lists the configured principals or prints a new key for
+// the config. It reads the config, not the daemon; keys minted through
+// the API (POST /api/principals/{name}/keys) live in the daemon's store.
 func (e *env) principalsCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:     "list",
@@ -105,12 +104,10 @@ func dash(s string) string {
 
 // newKey prints a random key and its SHA-256, for key_env or key_sha256.
 func newKey(e *env) error {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return fmt.Errorf("read random bytes: %w", err)
+	key, sum, err := principal.NewKey()
+	if err != nil {
+		return err
 	}
-	key := "agentd_" + base64.RawURLEncoding.EncodeToString(b)
-	sum := sha256.Sum256([]byte(key))
 	fmt.Fprintf(e.stdout, "key:        %s\nkey_sha256: %s\n\nGive the key to the principal (it is shown once); put one of these in its [[principals]] entry:\n  key_sha256 = %q\n  key_env = \"AGENTD_KEY_NAME\"   # with the key in that environment variable\n", key, hex.EncodeToString(sum[:]), hex.EncodeToString(sum[:]))
 	return nil
 }

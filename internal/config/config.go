@@ -258,6 +258,13 @@ type MCPServer struct {
 	// Sandbox confines a stdio server; nil takes the defaults (see
 	// docs/security.md).
 	Sandbox *SandboxProfile `toml:"sandbox" json:"sandbox,omitempty"`
+	// Tasks says which calls to a server that supports MCP tasks
+	// (SEP-1686) are task-augmented, to survive a reconnect: "auto"
+	// (default: tools that require it, and optional ones once a call of
+	// theirs ran past TaskAfterSecs), "always" or "never".
+	Tasks string `toml:"tasks" json:"tasks,omitempty"`
+	// TaskAfterSecs is auto's threshold; default 10.
+	TaskAfterSecs int `toml:"task_after_secs" json:"task_after_secs,omitempty"`
 }
 
 // MCPOAuth configures MCP authorization for one http server. With none

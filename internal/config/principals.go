@@ -113,6 +113,18 @@ func (c *Config) TokenPrincipal(claim string) (*principal.Principal, bool) {
 	return nil, false
 }
 
+// PrincipalNamed returns the [[principals]] entry named name: whom a key
+// minted for name stands for (never "admin" or "local", which no entry
+// may be besides the api_key's own).
+func (c *Config) PrincipalNamed(name string) (*principal.Principal, bool) {
+	for _, p := range c.Principals {
+		if p.Name == name {
+			return toPrincipal(p), true
+		}
+	}
+	return nil, false
+}
+
 func toPrincipal(p Principal) *principal.Principal {
 	pr := &principal.Principal{Name: p.Name, Admin: p.Admin, Agents: p.Agents, Tools: p.Tools, DenyTools: p.DenyTools, AskTools: p.AskTools, A2AAgents: p.A2AAgents}
 	if p.Admin && len(p.Agents) == 0 {

@@ -246,6 +246,15 @@ func checkMCPServer(r *report, src *source, p fieldPath, s MCPServer) {
 	if s.TimeoutSecs > maxMCPTimeoutSecs {
 		r.add(src, p.key("timeout_secs"), "must be at most %d (a day)", maxMCPTimeoutSecs)
 	}
+	switch s.Tasks {
+	case "", "auto", "always", "never":
+	default:
+		r.add(src, p.key("tasks"), "%q is not one of \"auto\", \"always\", \"never\"", s.Tasks)
+	}
+	nonNegative(r, src, p.key("task_after_secs"), s.TaskAfterSecs)
+	if s.TaskAfterSecs > maxMCPTimeoutSecs {
+		r.add(src, p.key("task_after_secs"), "must be at most %d (a day)", maxMCPTimeoutSecs)
+	}
 	for i, e := range s.Env {
 		if !ValidEnvName(e) {
 			r.add(src, p.key("env").index(i), envNameMsg)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 	"github.com/agentd/agentd/internal/oauthrs/oauthrstest"
+	"github.com/agentd/agentd/internal/store"
 )
 
 // TestRouteTableAdmission is the admission layer's suite, and a new route
@@ -31,7 +33,8 @@ import (
 //     or the reserved admin and local) gets 403 there;
 //   - a text/plain body (a browser's simple request) gets 415 from every
 //     route, once its caller is known;
-//   - every principal's plain request is admitted: whatever the route
+//   - every principal's plain request (a configured key, a key minted
+//     at runtime, a token) is admitted: whatever the route
 //     answers (its own 400, 403 or 404), it is not an admission refusal.
 //
 // A route the table does not know how to call fails the test, so adding
@@ -85,6 +88,13 @@ allow_private = true
 	d, srv := testDaemon(t, body, map[string]string{"ADMIN_KEY": "k-admin", "ALICE_KEY": "k-alice", "BOB_KEY": "k-bob"})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 
+	// A key minted for alice at runtime (only its hash in the store) is
+	// admitted like her configured key, on every route.
+	const aliceMinted = "agentd_alice-minted-key-for-the-admission-matrix"
+	if err := d.Store.CreateAPIKey(t.Context(), store.APIKey{ID: "key_matrix", Principal: "alice", Hash: sha256.Sum256([]byte(aliceMinted)), CreatedBy: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+
 	token := func(sub string) string {
 		return is.Token(t, oauthrstest.Claims{Subject: sub, Audience: []string{aud}, Scope: "agentd:admin", Expiry: time.Now().Add(time.Hour)})
 	}
@@ -97,6 +107,7 @@ allow_private = true
 		{"none", "", false, false},
 		{"wrong key", "k-wrong", false, false},
 		{"alice", "k-alice", true, false},
+		{"alice (minted key)", aliceMinted, true, false},
 		{"bob", "k-bob", true, false},
 		{"admin", "k-admin", true, false},
 		{"oauth carol", token("carol"), true, false},

@@ -318,10 +318,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 
 	// The dashboard logs in with the same keys as the API; its cookie is
 	// Secure whenever the daemon is reached over https.
+	// Keys minted through the API live in the store (their hash): the
+	// admission layer and the dashboard's login look them up there.
+	d.keys.SetMinted(mintedKeys{keys: db, cfg: d.Config})
 	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://"), AuthFailures: d.authFailures})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
 		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), HomeID: cfg.HomeID(), ConfigID: cfg.FileID(), UI: d.ui, Approvals: d.Approvals, Changes: d.Changes,
+		Principals: func() []httpapi.PrincipalInfo { return principalInfos(d.Config()) },
 	})
 	api.Register(d.mux)
 	d.mountProbes()

@@ -15,7 +15,10 @@ import (
 // neither package imports the other.
 type mcpTasks struct{ b *bridge.Bridge }
 
-var _ mcpserver.Tasks = mcpTasks{}
+var (
+	_ mcpserver.Tasks         = mcpTasks{}
+	_ mcpserver.TaskQuestions = mcpTasks{}
+)
 
 func (t mcpTasks) TaskTool(tool string) bool { return t.b.TaskTool(tool) }
 
@@ -46,6 +49,14 @@ func (t mcpTasks) List(ctx context.Context, cursor string) ([]mcpserver.Task, st
 func (t mcpTasks) Cancel(ctx context.Context, id string) (mcpserver.Task, error) {
 	v, err := t.b.CancelTask(ctx, id)
 	return mcpTask(v), err
+}
+
+func (t mcpTasks) Question(ctx context.Context, id string) (*mcp.ElicitParams, error) {
+	return t.b.TaskQuestion(ctx, id)
+}
+
+func (t mcpTasks) Answer(ctx context.Context, id string, ans *mcp.ElicitResult) (bool, error) {
+	return t.b.AnswerTask(ctx, id, ans)
 }
 
 func mcpTask(v bridge.TaskView) mcpserver.Task {

@@ -400,6 +400,7 @@ func TestListRoutesPageAlike(t *testing.T) {
 		{"/api/approvals", "approvals", 0},
 		{"/api/a2a/agents", "agents", 0},
 		{"/api/a2a/tasks", "tasks", 0},
+		{"/api/principals", "principals", 1},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			code, all := get(c.path)

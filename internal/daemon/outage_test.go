@@ -129,7 +129,7 @@ func queryOne[T any](t *testing.T, dbURL, sql string, args ...any) T {
 
 // serveReplica builds a replica on the database at dbURL with the
 // [cluster] table given, served on loopback.
-func serveReplica(t *testing.T, modelURL, dbURL, cluster string) (*Daemon, string) {
+func serveReplica(t testing.TB, modelURL, dbURL, cluster string) (*Daemon, string) {
 	t.Helper()
 	d, base, _ := startReplica(t, modelURL, dbURL, cluster)
 	return d, base
@@ -138,7 +138,7 @@ func serveReplica(t *testing.T, modelURL, dbURL, cluster string) (*Daemon, strin
 // startReplica is serveReplica with a way to end its Serve during the
 // test: stop cancels its context, as SIGTERM does, waits for Serve to
 // return and closes the daemon (at cleanup otherwise).
-func startReplica(t *testing.T, modelURL, dbURL, cluster string) (d *Daemon, base string, stop func()) {
+func startReplica(t testing.TB, modelURL, dbURL, cluster string) (d *Daemon, base string, stop func()) {
 	t.Helper()
 	home := t.TempDir()
 	path := filepath.Join(home, "config.toml")

@@ -13,7 +13,7 @@ import (
 // testDaemon writes toml as a fresh AGENTD_HOME's config.toml, loads it
 // with env as the whole environment, builds the daemon and serves its
 // handler on loopback; both are closed when the test ends.
-func testDaemon(t *testing.T, toml string, env map[string]string) (*Daemon, *httptest.Server) {
+func testDaemon(t testing.TB, toml string, env map[string]string) (*Daemon, *httptest.Server) {
 	t.Helper()
 	home := t.TempDir()
 	path := filepath.Join(home, "config.toml")

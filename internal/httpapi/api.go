@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentd/agentd/internal/principal"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -21,14 +20,17 @@ import (
 	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/manifest"
 	"github.com/agentd/agentd/internal/policy"
+	"github.com/agentd/agentd/internal/principal"
 	"github.com/agentd/agentd/internal/store"
 	"github.com/agentd/agentd/internal/tool"
 )
 
-// Store is what the API reads directly: sessions and the audit log.
+// Store is what the API reads directly: sessions, the audit log and the
+// minted API keys.
 type Store interface {
 	store.SessionStore
 	store.AuditStore
+	store.KeyStore
 }
 
 // MCPAdmin manages upstream MCP servers at runtime. The daemon implements
@@ -71,6 +73,9 @@ type Options struct {
 	// Changes is the change stream GET /api/events serves; nil = it
 	// answers 503.
 	Changes *Changes
+	// Principals returns the configured principals (the config's, as it
+	// is now), sorted by name; nil = the principals routes answer 503.
+	Principals func() []PrincipalInfo
 }
 
 // API serves the REST routes.
@@ -127,6 +132,10 @@ func (a *API) Register(mux Router) {
 	h("GET /api/events", a.events)
 	h("GET /api/approvals", a.listApprovals)
 	h("POST /api/approvals/{id}", a.decideApproval)
+	h("GET /api/principals", a.listPrincipals)
+	h("GET /api/principals/{name}", a.getPrincipal)
+	h("POST /api/principals/{name}/keys", a.mintKey)
+	h("DELETE /api/principals/{name}/keys/{id}", a.revokeKey)
 	h("GET "+UIPath+"session", a.uiSession)
 	h("POST "+UIPath+"login", a.uiLogin)
 	h("POST "+UIPath+"logout", a.uiLogout)
@@ -391,8 +400,11 @@ func (a *API) sendMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stream runs the agent and writes each event as a server-sent event
-// ("event: <type>\ndata: <json>"). The client going away cancels the run.
+// ("event: <type>\ndata: <json>"). The client going away cancels the run,
+// which keeps the reply streamed so far in its session.
 func (a *API) stream(w http.ResponseWriter, r *http.Request, run *agent.RunRequest) error {
+	// The reader saw the text as it streamed: a stop keeps it.
+	run.KeepPartial = true
 	// Resolve the agent and the right to run it first, so a bad name is a
 	// plain 404 and a refusal a plain 403, not a stream.
 	if _, err := a.opts.Kernel.Agents().Get(r.Context(), run.Agent); err != nil {
@@ -534,7 +546,7 @@ func (a *API) queryAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), Tool: q.Get("tool"), Principal: q.Get("principal"),
+	f := store.AuditFilter{Agent: q.Get("agent"), SessionID: q.Get("session_id"), ToolMatch: q.Get("tool"), Principal: q.Get("principal"),
 		Decision: q.Get("decision"), Outcome: q.Get("outcome"), Limit: pg.Limit, Offset: pg.Offset}
 	if p := who(r); !p.Admin {
 		f.Principal = p.Name // only one's own calls

@@ -207,7 +207,15 @@ func Protect(h http.Handler, opts ProtectOptions) http.Handler {
 					return
 				}
 			}
-			who, _ = keys.Lookup(token) // nil when missing or wrong
+			var keyErr error
+			who, keyErr = keys.Resolve(r.Context(), token) // nil when missing or wrong
+			if keyErr != nil {
+				// A minted key could not be checked (the store is down):
+				// neither a yes nor a failed authentication.
+				log.WarnContext(r.Context(), "cannot check an API key", "client", client, "err", keyErr)
+				WriteError(w, http.StatusServiceUnavailable, "unavailable", "cannot check the API key now (the store is unavailable): retry")
+				return
+			}
 			if who == nil && token != "" && opts.Tokens != nil {
 				who, _, tokenErr = opts.Tokens.Verify(r.Context(), token)
 			}

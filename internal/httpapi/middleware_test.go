@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/internal/agent"
 	"github.com/agentd/agentd/internal/llm"
+	"github.com/agentd/agentd/internal/principal"
 )
 
 func okHandler() http.Handler {
@@ -418,5 +421,46 @@ func TestRateLimitsSetLive(t *testing.T) {
 	limits.Set(0, 0)
 	if n := burst("10.0.0.1:1"); n != 50 {
 		t.Errorf("after Set(0, 0) (no limit): %d admitted, want all 50", n)
+	}
+}
+
+// downMinted is a principal.Minted whose store cannot be read.
+type downMinted struct{ asked *int }
+
+func (m downMinted) Resolve(context.Context, [sha256.Size]byte) (*principal.Principal, error) {
+	*m.asked++
+	return nil, errors.New("store unavailable, retry")
+}
+
+func (m downMinted) Live(context.Context, string) (bool, error) { return false, errors.New("down") }
+
+// TestMintedKeyStoreDown: while the minted keys cannot be read, a request
+// with an agentd_ key is a 503 (retry), not a 401 and not a failed
+// authentication (a burst of them does not lock the address out); the
+// configured key and other tokens never ask the store.
+func TestMintedKeyStoreDown(t *testing.T) {
+	asked := 0
+	keys := &principal.Keys{}
+	keys.Add(sha256.Sum256([]byte("agentd_configured")), &principal.Principal{Name: "ops"})
+	keys.SetMinted(downMinted{&asked})
+	h := Protect(okHandler(), ProtectOptions{Principals: keys, AuthFailures: NewAuthLimiter(1, 2, nil)})
+	for i := range 5 {
+		w := do(h, "GET", "/api/agents", "Bearer agentd_minted", "", "10.0.0.9:1")
+		var e struct{ Error Error }
+		if w.Code != 503 || json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code != "unavailable" {
+			t.Fatalf("request %d with a minted key, store down: %d %s", i, w.Code, w.Body)
+		}
+	}
+	if asked != 5 {
+		t.Errorf("the minted keys were asked %d times, want 5", asked)
+	}
+	if w := do(h, "GET", "/api/agents", "Bearer agentd_configured", "", "10.0.0.9:1"); w.Code != 200 {
+		t.Errorf("the configured key after the 503s: %d, want 200 (no failed authentication was counted)", w.Code)
+	}
+	if w := do(h, "GET", "/api/agents", "Bearer not-an-agentd-key", "", "10.0.0.8:1"); w.Code != 401 {
+		t.Errorf("another token: %d, want 401", w.Code)
+	}
+	if asked != 5 {
+		t.Errorf("a configured key or another token asked the store (%d)", asked)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -82,14 +83,15 @@ func NewUISessions(opts UISessionsOptions) *UISessions {
 // AuthRequired reports whether a key is needed to use the dashboard.
 func (s *UISessions) AuthRequired() bool { return s.opts.Keys.Len() > 0 }
 
-// login checks key and opens a session for its principal.
-func (s *UISessions) login(key string) (id string, sess *uiSession, ok bool) {
-	p, ok := s.opts.Keys.Lookup(key)
-	if !ok {
-		return "", nil, false
+// login checks key and opens a session for its principal; an error when
+// a minted key could not be checked.
+func (s *UISessions) login(ctx context.Context, key string) (id string, sess *uiSession, ok bool, err error) {
+	p, err := s.opts.Keys.Resolve(ctx, key)
+	if err != nil || p == nil {
+		return "", nil, false, err
 	}
 	id, sess = s.open(p)
-	return id, sess, true
+	return id, sess, true, nil
 }
 
 // open starts a session for p and returns its id (the cookie's value).
@@ -104,7 +106,9 @@ func (s *UISessions) open(p *principal.Principal) (string, *uiSession) {
 	var at time.Time
 	n := 0
 	for h, x := range s.byID {
-		if x.p != p {
+		// By name: a principal resolved from a minted key is a value
+		// of its own on every request.
+		if x.p.Name != p.Name {
 			continue
 		}
 		n++
@@ -181,13 +185,28 @@ func (s *UISessions) cookie(r *http.Request, id string, maxAge int) *http.Cookie
 	}
 }
 
-// fromCookie returns the session r's cookie names, if any.
+// fromCookie returns the session r's cookie names, if any. A session
+// opened with a minted key lasts while the key does: a revoked key's
+// session ends at its next request, on whichever replica it lands (the
+// key's state is read from the shared store, not held here).
 func (s *UISessions) fromCookie(r *http.Request) (string, *uiSession) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil {
 		return "", nil
 	}
-	return c.Value, s.lookup(c.Value)
+	sess := s.lookup(c.Value)
+	if sess == nil || sess.p.KeyID == "" {
+		return c.Value, sess
+	}
+	live, err := s.opts.Keys.Live(r.Context(), sess.p)
+	if err != nil {
+		return c.Value, nil // unknown now: not this time, and not ended
+	}
+	if !live {
+		s.logout(c.Value)
+		return c.Value, nil
+	}
+	return c.Value, sess
 }
 
 // checkCSRF reports whether a state-changing request made with sess's
@@ -284,7 +303,10 @@ func (a *API) uiLogin(w http.ResponseWriter, r *http.Request) error {
 	if !s.AuthRequired() {
 		return errorf(http.StatusBadRequest, "invalid", "this daemon has no api_key or principals: there is nothing to log in to")
 	}
-	id, sess, ok := s.login(strings.TrimSpace(req.Key))
+	id, sess, ok, err := s.login(r.Context(), strings.TrimSpace(req.Key))
+	if err != nil {
+		return errorf(http.StatusServiceUnavailable, "unavailable", "cannot check the key now (the store is unavailable): retry")
+	}
 	if !ok {
 		// A wrong key here is a guess like a wrong bearer key: it counts
 		// against the same per-address budget (Protect refuses the

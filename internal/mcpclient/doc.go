@@ -7,7 +7,7 @@
 // A Manager keeps connections healthy. Servers connect in parallel in the
 // background; a crashed process or a lost HTTP session is noticed at once,
 // the calls in flight on it fail immediately with tool.ErrDisconnected (a
-// call is never replayed), and the server is reconnected with bounded,
+// call is never replayed; a task call, below, goes on), and the server is reconnected with bounded,
 // jittered exponential backoff. tools/list_changed refreshes the tool set
 // live. Progress notifications reach tool.Call.Progress and extend a call's
 // idle deadline (timeout_secs) up to a hard cap. Upstream log messages go
@@ -21,6 +21,13 @@
 // (SEP-2322, 2026-07-28 links). Every link therefore offers sampling and
 // elicitation; a request no caller can answer (an agent's call) is refused
 // with a JSON-RPC error saying so.
+//
+// With a server that declares MCP tasks (SEP-1686, 2025-11-25), a call of
+// a tool that requires them, or of one that offers them per the entry's
+// tasks setting, is task-augmented (tasks.go): the call then waits on the
+// task id rather than on the connection, so it survives a reconnect (the
+// same task is followed on the new session), and a call given up sends
+// tasks/cancel. A server that declares no tasks is called as before.
 //
 // Everything an upstream returns is untrusted: every tool has Origin mcp
 // and Untrusted set. Stdio servers run in a process group of their own,

@@ -53,6 +53,10 @@ type frameEvents struct {
 	// reader's goroutine, so before anything read after the notification
 	// (the result of the call it is about) reaches the SDK.
 	callNotification func()
+	// response sees every message read (an SSE event when sse is set),
+	// for what the SDK's types drop (taskWatch.observe). Like
+	// callNotification, it runs before the message reaches the SDK.
+	response func(msg []byte, sse bool)
 }
 
 // oversized decides what to do with a message over the cap: the reply
@@ -258,6 +262,9 @@ func (f *frameReader) next() {
 	if f.ev.callNotification != nil && isCallNotification(msg) {
 		f.ev.callNotification()
 	}
+	if f.ev.response != nil {
+		f.ev.response(frame, sse)
+	}
 }
 
 // isCallNotification reports whether msg is one notifications/message or
@@ -305,6 +312,9 @@ func (j *jsonBody) Read(p []byte) (int, error) {
 		case err != nil:
 			j.r = errReader{err}
 		default:
+			if j.ev.response != nil {
+				j.ev.response(buf.Bytes(), false)
+			}
 			j.r = &buf
 		}
 	}

@@ -123,6 +123,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			r2.Header[k] = v
 		}
 	}
+	if req.Method == http.MethodPost && rt.sess.tasks.creating.Load() > 0 {
+		rt.noteTaskCall(req)
+	}
 	resp, err := rt.base.RoundTrip(r2)
 	if err != nil {
 		return nil, err
@@ -171,6 +174,21 @@ func requestID(req *http.Request) json.RawMessage {
 		return f.ID
 	}
 	return nil
+}
+
+// noteTaskCall shows a POSTed request to the session's taskWatch while
+// a task is being created, so that the answer can be tied to its call.
+func (rt *roundTripper) noteTaskCall(req *http.Request) {
+	if req.GetBody == nil {
+		return
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return
+	}
+	defer body.Close()
+	b, _ := io.ReadAll(io.LimitReader(body, 1<<20))
+	rt.sess.tasks.sentRequest(b)
 }
 
 func origin(u *url.URL) string {

@@ -26,6 +26,9 @@ type CallRecord struct {
 	// broke, the call timed out, the result was too large): the error the
 	// tool's Call returned.
 	Err error
+	// Task is the upstream task the call ran as (SEP-1686), at its last
+	// known status; nil for a plain call.
+	Task *UpstreamTask
 }
 
 // Exchange is what one call of this package's tools carries beyond its
@@ -39,6 +42,12 @@ type Exchange struct {
 	Caller *Caller
 	// Record receives the upstream's answer.
 	Record CallRecord
+	// TaskStatus, when set, is told each status of the upstream task the
+	// call runs as (a task-augmented call, see tasks.go), as it changes:
+	// first when the task is created, last when it ends. It is called from
+	// a goroutine of the call's and must not block. Without it, the status
+	// messages of a working task reach the call's Progress instead.
+	TaskStatus func(UpstreamTask)
 }
 
 // exchangeOf is the Exchange c carries, or nil.

@@ -92,8 +92,12 @@ type server struct {
 	oauthMu sync.Mutex
 	oauth   *oauthState // built on first connect of a server with an oauth table
 
-	calls   sync.Map // progress token → *inflight
-	parking *parking // calls of 2026-07-28 callers waiting for their input (parked.go)
+	calls sync.Map // progress token → *inflight
+	// longTools are the upstream tools a plain call of which ran past
+	// task_after_secs: in tasks "auto", their calls are tasks from then on
+	// where the server supports it (tasks.go).
+	longTools sync.Map
+	parking   *parking // calls of 2026-07-28 callers waiting for their input (parked.go)
 
 	logs *logLimiter // bounds what its notifications/message write to the daemon's log
 	// urlSecrets are the transport URL's query values and password, which
@@ -476,6 +480,7 @@ func (s *server) newClient(sess *session, caps *mcp.ClientCapabilities) *mcp.Cli
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, opts)
 	client.AddReceivingMiddleware(s.relayElicitation, s.relayRoots)
+	registerTaskMethods(client)
 	return client
 }
 
@@ -561,6 +566,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 			s.log.Warn("mcp message over the size cap dropped", "bytes_at_least", size, "limit", max, "failed_call", replaced, "notification", kind == jsonrpcwire.KindRequest)
 		},
 		callNotification: sess.logs.saw,
+		response:         sess.tasks.observe,
 	}
 	switch s.cfg.Transport.Type {
 	case TransportStdio:
@@ -580,7 +586,7 @@ func (s *server) transport(ctx context.Context, sess *session) (mcp.Transport, e
 		}
 		sess.proc = proc
 		// The lineReader enforces the size cap, per message.
-		return &stdioLink{r: newLineReader(proc.stdout, max, ev), w: proc.stdin}, nil
+		return &stdioLink{r: newLineReader(proc.stdout, max, ev), w: proc.stdin, sent: sess.tasks.sentCall}, nil
 	case TransportHTTP, TransportSSE:
 		return s.httpTransport(ctx, sess, ev)
 	}

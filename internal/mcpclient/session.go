@@ -36,6 +36,8 @@ type session struct {
 	watchers  sync.WaitGroup
 
 	logs logGate
+
+	tasks taskWatch // what the wire says of MCP tasks (tasks.go)
 }
 
 // logGate lets a call wait for the log messages and progress

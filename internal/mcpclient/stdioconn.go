@@ -28,17 +28,20 @@ import (
 type stdioLink struct {
 	r *frameReader
 	w io.WriteCloser
+	// sent sees each request written (taskWatch.sentCall); nil for none.
+	sent func(id jsonrpc.ID, method string, params []byte)
 }
 
 // Connect implements mcp.Transport.
 func (l *stdioLink) Connect(context.Context) (mcp.Connection, error) {
-	return &stdioConn{r: l.r, w: l.w, closing: make(chan struct{})}, nil
+	return &stdioConn{r: l.r, w: l.w, sent: l.sent, closing: make(chan struct{})}, nil
 }
 
 // stdioConn implements mcp.Connection over a stdio server's pipes.
 type stdioConn struct {
-	r *frameReader
-	w io.WriteCloser
+	r    *frameReader
+	w    io.WriteCloser
+	sent func(id jsonrpc.ID, method string, params []byte)
 
 	// queue holds the unread messages of a batch. Only the SDK's read
 	// loop calls Read, so it needs no lock.
@@ -158,6 +161,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("marshaling message: %w", err)
 	}
 	data = append(data, '\n')
+	if req, ok := msg.(*jsonrpc.Request); ok && c.sent != nil && req.IsCall() {
+		c.sent(req.ID, req.Method, req.Params)
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.batchMu.Lock()
 		delete(c.batched, resp.ID)

@@ -54,7 +54,8 @@ var (
 // server sends neither a result nor progress for timeout_secs, and in
 // any case after the hard cap; cancelling ctx cancels the upstream call.
 // A call whose connection breaks fails at once with an error wrapping
-// tool.ErrDisconnected; it is never replayed.
+// tool.ErrDisconnected; it is never replayed. A call made as an MCP task
+// (tasks.go) instead follows its task on the reconnected session.
 func (t *mcpTool) Call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if o := t.srv.m.obs; o != nil {
 		return o.observedCall(ctx, t, c)
@@ -89,10 +90,15 @@ func (t *mcpTool) call(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		caller = ex.Caller
 	}
 	var res *mcp.CallToolResult
-	if caller != nil && caller.PassInput && !isStateless(sess) {
+	switch {
+	case caller != nil && caller.PassInput && !isStateless(sess):
 		res, err = s.bridgedCall(ctx, sess, t.upstream, args, caller, progress)
-	} else {
+	case s.useTask(sess, t.upstream):
+		res, sess, err = s.taskCall(ctx, sess, t.upstream, args, caller, progress, ex)
+	default:
+		start := time.Now()
 		res, err = s.upstreamCall(ctx, sess, t.upstream, args, caller, progress)
+		s.noteDuration(t.upstream, time.Since(start))
 	}
 	if isInputError(err) {
 		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s.redact(err.Error())}}, IsError: true}

@@ -98,6 +98,20 @@ type Tasks interface {
 	Cancel(ctx context.Context, id string) (Task, error)
 }
 
+// TaskQuestions is what Tasks may also do: put the question a task waits
+// for (input_required: an approval, a question of the agent) to the
+// client waiting in tasks/result, as SEP-1686 has it, and give the task
+// the answer.
+type TaskQuestions interface {
+	// Question returns what task id waits for, as an elicitation; nil
+	// when it does not wait for input.
+	Question(ctx context.Context, id string) (*mcp.ElicitParams, error)
+	// Answer gives the task the client's answer. answered is false when
+	// the client gave none (declined or dismissed a question that is
+	// not an approval): the task still waits.
+	Answer(ctx context.Context, id string, ans *mcp.ElicitResult) (answered bool, err error)
+}
+
 // taskHeader carries a tools/call's params.task from the HTTP handler to
 // the middleware (see markTask).
 const taskHeader = "Agentd-Internal-Mcp-Task"
@@ -383,14 +397,26 @@ func (ts *taskServer) get(ctx context.Context, _ *mcp.ServerSession, p *taskIDPa
 // does, and answers what its tools/call would have: the tool's result,
 // tied to the task by _meta. The wait polls the task store, whichever
 // replica runs the task: quickly at first (most runs are short), then
-// every pollInterval.
-func (ts *taskServer) result(ctx context.Context, _ *mcp.ServerSession, p *taskIDParams) (*mcp.CallToolResult, error) {
-	if _, err := ts.lookup(ctx, p.TaskID); err != nil {
+// every pollInterval. While the task waits for input, the question is
+// put to the client on this request's stream (ask).
+func (ts *taskServer) result(ctx context.Context, ss *mcp.ServerSession, p *taskIDParams) (*mcp.CallToolResult, error) {
+	t, err := ts.lookup(ctx, p.TaskID)
+	if err != nil {
 		return nil, err
 	}
 	delay, ceiling := 20*time.Millisecond, ts.pollInterval()
+	// asked is the status time of the question last put: the task may
+	// read input_required for a moment after the answer, and a question
+	// is put once.
+	asking, asked := true, time.Time{}
 	for {
-		_, res, err := ts.t.Result(ctx, p.TaskID)
+		if asking && t.Status == TaskInputRequired && !t.Updated.Equal(asked) {
+			asked = t.Updated
+			asking = ts.ask(ctx, ss, p.TaskID)
+			delay = 20 * time.Millisecond // the answer resumes the run
+		}
+		var res *mcp.CallToolResult
+		t, res, err = ts.t.Result(ctx, p.TaskID)
 		if err != nil {
 			return nil, err
 		}
@@ -408,6 +434,39 @@ func (ts *taskServer) result(ctx context.Context, _ *mcp.ServerSession, p *taskI
 		}
 		delay = min(delay*2, ceiling)
 	}
+}
+
+// ask puts the question task id waits for to the client of ss by
+// elicitation, tied to the task by _meta, and gives the task the answer.
+// It reports whether asking again is any use: not when the client cannot
+// be asked (no elicitation capability, a stateless request, a Tasks
+// without questions), declined to answer, or the asking failed; the
+// task then waits for an answer from elsewhere (an A2A client, the
+// dashboard) or a cancel, while tasks/result goes on waiting.
+func (ts *taskServer) ask(ctx context.Context, ss *mcp.ServerSession, id string) bool {
+	q, ok := ts.t.(TaskQuestions)
+	if !ok || ss == nil {
+		return false
+	}
+	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false
+	}
+	params, err := q.Question(ctx, id)
+	if err != nil || params == nil {
+		return err == nil
+	}
+	params.Meta = mcp.Meta{relatedTaskKey: map[string]any{"taskId": id}}
+	ans, err := ss.Elicit(ctx, params)
+	if err != nil {
+		ts.s.log.Debug("asking the task's question failed", "task", id, "err", err)
+		return false
+	}
+	answered, err := q.Answer(ctx, id, ans)
+	if err != nil {
+		ts.s.log.Warn("answering the task failed", "task", id, "err", err)
+		return false
+	}
+	return answered
 }
 
 func (ts *taskServer) list(ctx context.Context, _ *mcp.ServerSession, p *listTasksParams) (*listTasksResult, error) {

@@ -9,10 +9,14 @@ package principal
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -40,6 +44,10 @@ type Principal struct {
 	// use every one; discovery of new agents is an admin's business too,
 	// since it makes the daemon fetch a URL the caller chose.
 	A2AAgents []string
+	// KeyID is the minted key (see Minted) the request proved, "" for a
+	// configured key, an access token or the local user: a dashboard
+	// session opened with a minted key ends when the key is revoked.
+	KeyID string
 }
 
 // ToolRule reports whether p's own policy denies the named tool or asks
@@ -115,6 +123,81 @@ func matchAny(globs []string, name string) bool {
 type Keys struct {
 	mu      sync.RWMutex
 	entries []entry
+	minted  Minted
+}
+
+// KeyPrefix starts every key agentd makes (`agentd principals new-key`,
+// POST /api/principals/{name}/keys): only a token with it is looked for
+// among the minted keys, so an access token or a stranger's string costs
+// no store read.
+const KeyPrefix = "agentd_"
+
+// NewKey returns a random key and its SHA-256: 256 bits from crypto/rand,
+// base64url after KeyPrefix.
+func NewKey() (key string, hash [sha256.Size]byte, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", hash, fmt.Errorf("read random bytes: %w", err)
+	}
+	key = KeyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return key, sha256.Sum256([]byte(key)), nil
+}
+
+// Minted resolves the keys minted at runtime, which live in the store
+// (only their hash) rather than in the config: Keys asks it about a
+// token that none of its own entries has. It is asked on every request,
+// not cached, so that a revocation holds from the next request on, on
+// every replica sharing the store.
+type Minted interface {
+	// Resolve returns the principal of the live minted key whose SHA-256
+	// is hash, with KeyID set; nil, nil when there is none (never minted,
+	// revoked, or its principal is no longer configured). An error means
+	// the keys could not be read now.
+	Resolve(ctx context.Context, hash [sha256.Size]byte) (*Principal, error)
+	// Live reports whether the minted key id still resolves.
+	Live(ctx context.Context, id string) (bool, error)
+}
+
+// SetMinted makes k resolve minted keys through m as well (nil: none).
+// Replace keeps it: a reload changes the configured keys only.
+func (k *Keys) SetMinted(m Minted) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.minted = m
+}
+
+// Resolve returns the principal whose key is token: a configured key
+// (Lookup), else a live minted key. nil, nil when token is no key of
+// this daemon; an error when the minted keys could not be read.
+func (k *Keys) Resolve(ctx context.Context, token string) (*Principal, error) {
+	if p, ok := k.Lookup(token); ok {
+		return p, nil
+	}
+	if k == nil || !strings.HasPrefix(token, KeyPrefix) {
+		return nil, nil
+	}
+	k.mu.RLock()
+	m := k.minted
+	k.mu.RUnlock()
+	if m == nil {
+		return nil, nil
+	}
+	return m.Resolve(ctx, sha256.Sum256([]byte(token)))
+}
+
+// Live reports whether p may still act on what its key proved: always,
+// unless it came with a minted key (KeyID) that no longer resolves.
+func (k *Keys) Live(ctx context.Context, p *Principal) (bool, error) {
+	if p == nil || p.KeyID == "" || k == nil {
+		return true, nil
+	}
+	k.mu.RLock()
+	m := k.minted
+	k.mu.RUnlock()
+	if m == nil {
+		return false, nil
+	}
+	return m.Live(ctx, p.KeyID)
 }
 
 type entry struct {
@@ -138,8 +221,17 @@ func (k *Keys) Replace(other *Keys) {
 	k.entries = entries
 }
 
-// Clone returns a copy of k that later changes to k do not affect.
-func (k *Keys) Clone() *Keys { return &Keys{entries: k.snapshot()} }
+// Clone returns a copy of k that later changes to k's entries do not
+// affect; it resolves minted keys through the same Minted.
+func (k *Keys) Clone() *Keys {
+	c := &Keys{entries: k.snapshot()}
+	if k != nil {
+		k.mu.RLock()
+		c.minted = k.minted
+		k.mu.RUnlock()
+	}
+	return c
+}
 
 func (k *Keys) snapshot() []entry {
 	if k == nil {

@@ -3,7 +3,9 @@ package principal
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"path"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +110,107 @@ func TestKeysReplace(t *testing.T) {
 	}
 	if k.Len() != 1 {
 		t.Errorf("Len %d, want 1", k.Len())
+	}
+}
+
+// mintedTable is a Minted over a map, recording what it was asked.
+type mintedTable struct {
+	keys  map[[sha256.Size]byte]*Principal
+	err   error
+	asked int
+}
+
+func (m *mintedTable) Resolve(_ context.Context, hash [sha256.Size]byte) (*Principal, error) {
+	m.asked++
+	if m.err != nil {
+		return nil, m.err
+	}
+	return m.keys[hash], nil
+}
+
+func (m *mintedTable) Live(_ context.Context, id string) (bool, error) {
+	m.asked++
+	for _, p := range m.keys {
+		if p.KeyID == id {
+			return true, m.err
+		}
+	}
+	return false, m.err
+}
+
+// TestResolveMinted: configured keys first, then minted ones, and only
+// tokens that look like agentd's keys reach the minted keys (the store).
+func TestResolveMinted(t *testing.T) {
+	key, hash, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(key, KeyPrefix) || len(key) != len(KeyPrefix)+43 || hash != sha256.Sum256([]byte(key)) {
+		t.Fatalf("NewKey = %q, %x", key, hash)
+	}
+	if other, _, _ := NewKey(); other == key {
+		t.Fatal("NewKey repeated itself")
+	}
+	ci := &Principal{Name: "ci-bot", KeyID: "key_1"}
+	configured := &Principal{Name: "ops", Admin: true}
+	for _, tc := range []struct {
+		name, token string
+		err         error
+		want        string // principal name, "" for none
+		wantErr     bool
+		asks        int
+	}{
+		{"configured key", "agentd_configured", nil, "ops", false, 0},
+		{"minted key", key, nil, "ci-bot", false, 1},
+		{"unknown agentd_ key", "agentd_unknown", nil, "", false, 1},
+		{"not an agentd key", "eyJhbGciOi.a.jwt", nil, "", false, 0},
+		{"empty", "", nil, "", false, 0},
+		{"store down", key, errors.New("store unavailable"), "", true, 1},
+		{"store down, configured key", "agentd_configured", errors.New("store unavailable"), "ops", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &mintedTable{keys: map[[sha256.Size]byte]*Principal{hash: ci}, err: tc.err}
+			k := &Keys{}
+			k.Add(sha256.Sum256([]byte("agentd_configured")), configured)
+			k.SetMinted(m)
+			// A reload's Replace keeps the minted keys; a Clone shares them.
+			next := &Keys{}
+			next.Add(sha256.Sum256([]byte("agentd_configured")), configured)
+			k.Replace(next)
+			for _, kk := range []*Keys{k, k.Clone()} {
+				p, err := kk.Resolve(t.Context(), tc.token)
+				if (err != nil) != tc.wantErr || NameOf(p) != tc.want {
+					t.Errorf("Resolve(%q) = %v, %v; want %q (error %v)", tc.token, NameOf(p), err, tc.want, tc.wantErr)
+				}
+			}
+			if m.asked != 2*tc.asks {
+				t.Errorf("the minted keys were asked %d times, want %d", m.asked, 2*tc.asks)
+			}
+		})
+	}
+}
+
+// TestLiveMinted: a principal proven by a minted key lasts while the key
+// does; any other is live without a question.
+func TestLiveMinted(t *testing.T) {
+	m := &mintedTable{keys: map[[sha256.Size]byte]*Principal{{1}: {Name: "ci-bot", KeyID: "key_1"}}}
+	k := &Keys{}
+	k.SetMinted(m)
+	for _, tc := range []struct {
+		p    *Principal
+		want bool
+		asks int
+	}{
+		{&Principal{Name: "ops"}, true, 0},
+		{&Principal{Name: "ci-bot", KeyID: "key_1"}, true, 1},
+		{&Principal{Name: "ci-bot", KeyID: "key_gone"}, false, 1},
+	} {
+		m.asked = 0
+		if got, err := k.Live(t.Context(), tc.p); err != nil || got != tc.want || m.asked != tc.asks {
+			t.Errorf("Live(%+v) = %v, %v after %d questions; want %v after %d", tc.p, got, err, m.asked, tc.want, tc.asks)
+		}
+	}
+	if got, _ := (&Keys{}).Live(t.Context(), &Principal{Name: "x", KeyID: "key_1"}); got {
+		t.Error("a minted key is live on Keys that resolve no minted keys")
 	}
 }

@@ -1,6 +1,7 @@
 // Package store defines agentd's persistence contract: agents, sessions and
 // their messages, A2A tasks and their push-notification configs, agent
-// memory, the audit log and MCP server registrations. Backends (sqlite,
+// memory, the audit log, MCP server registrations and minted API keys
+// (their hashes). Backends (sqlite,
 // postgres) live in subpackages and must pass the contract suite in
 // storetest.
 //
@@ -257,7 +258,12 @@ type AuditFilter struct {
 	Agent     string
 	Principal string
 	SessionID string
-	Tool      string
+	Tool      string // the tool's exact name
+	// ToolMatch keeps the records whose tool name matches it, ignoring
+	// ASCII case: a pattern where '*' is any run of characters and '?'
+	// one character (every other character literal) when it has either,
+	// else a substring of the name.
+	ToolMatch string
 	Decision  string
 	Outcome   string
 	Since     time.Time // inclusive
@@ -291,6 +297,49 @@ type MCPServerStore interface {
 	DeleteMCPServer(ctx context.Context, name string) error
 }
 
+// APIKey is a bearer key minted at runtime for a configured principal
+// (POST /api/principals/{name}/keys). Only its SHA-256 is kept: the key
+// itself is shown once, to whoever minted it. Revoked keys stay, with
+// who revoked them and when, so that the key list and the audit log keep
+// their history; they resolve to nothing.
+type APIKey struct {
+	// ID names the key in lists, the audit log and revocation; it is
+	// random and tells nothing about the key.
+	ID        string
+	Principal string
+	// Label is the minter's note ("laptop", "ci"), free text.
+	Label     string
+	Hash      [32]byte // SHA-256 of the key
+	CreatedAt time.Time
+	CreatedBy string    // the principal that minted it
+	RevokedAt time.Time // zero while the key is live
+	RevokedBy string
+}
+
+// Revoked reports whether the key was revoked.
+func (k APIKey) Revoked() bool { return !k.RevokedAt.IsZero() }
+
+// KeyStore persists minted API keys. With a shared store (PostgreSQL)
+// every replica reads the same keys, so a revocation is seen by the next
+// request wherever it lands.
+type KeyStore interface {
+	// CreateAPIKey stores a new live key; ErrExists if its ID or its hash
+	// is taken.
+	CreateAPIKey(ctx context.Context, k APIKey) error
+	// LiveAPIKey returns the live (unrevoked) key whose hash is hash;
+	// ErrNotFound if none.
+	LiveAPIKey(ctx context.Context, hash [32]byte) (APIKey, error)
+	// GetAPIKey returns the key with the given ID, revoked or not;
+	// ErrNotFound if none.
+	GetAPIKey(ctx context.Context, id string) (APIKey, error)
+	// ListAPIKeys returns the keys of principal ("" = every principal's),
+	// revoked ones included, most recently created first.
+	ListAPIKeys(ctx context.Context, principal string) ([]APIKey, error)
+	// RevokeAPIKey marks the live key id revoked by by at at (zero = now)
+	// and returns it as stored; ErrNotFound if no live key has that ID.
+	RevokeAPIKey(ctx context.Context, id, by string, at time.Time) (APIKey, error)
+}
+
 // Store is everything a backend provides. Consumers should depend on the
 // narrow interface they use.
 type Store interface {
@@ -301,6 +350,7 @@ type Store interface {
 	MemoryStore
 	AuditStore
 	MCPServerStore
+	KeyStore
 	// Ping reports whether the backend answers now (readiness): nil, or
 	// an error that names no connection details.
 	Ping(ctx context.Context) error

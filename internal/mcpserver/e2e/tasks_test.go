@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/llm"
 	"github.com/agentd/agentd/internal/llm/llmtest"
 )
 
@@ -250,5 +251,85 @@ func TestMCPTasksOfBridgeTools(t *testing.T) {
 	sc, _ := f["result"]["structured"].(map[string]any)
 	if f["result"]["text"] != "Bridged." || sc["task_id"] != id || sc["agent"] != "helper-bot" || sc["state"] != "completed" || f["a2a"]["state"] != "TASK_STATE_COMPLETED" {
 		t.Errorf("bridge tool task: result %v, a2a %v", f["result"], f["a2a"])
+	}
+}
+
+// TestMCPTaskAsksItsQuestion: a task that waits for input (a tool call
+// that needs approval) asks the MCP client waiting in tasks/result, by an
+// elicitation tied to the task, as SEP-1686 has it; the TypeScript SDK's
+// client answers in its elicitation handler. Approved, the tool runs and
+// the task completes; declined, the agent hears the refusal and the task
+// completes without the tool, in both protocols.
+func TestMCPTaskAsksItsQuestion(t *testing.T) {
+	nodeBin := node(t)
+	fake := llmtest.NewOpenAIServer(t, func(req *llmtest.Request) llmtest.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == llm.RoleUser {
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("file_list", `{}`)}}
+		}
+		return llmtest.Reply{Text: "tool said: " + last.ToolResults[0].Content}
+	})
+	e := writeConfig(t, fmt.Sprintf(`
+[providers.fake]
+kind = "openai"
+base_url = %q
+
+[[agents]]
+name = "lister"
+provider = "fake"
+model = "fake-model"
+tools = ["file_list"]
+
+[agents.expose]
+mcp = true
+a2a = true
+
+[a2a]
+enabled = true
+
+[[principals]]
+name = "carol"
+key_sha256 = %q
+agents = ["*"]
+ask_tools = ["file_list"]
+`, fake.URL, sha256Hex("carol-key")))
+	_, base := serveDaemon(t, e)
+	const tool = "agentd_agent_lister"
+	as := func(args ...string) map[string]map[string]any {
+		return runTasksClient(t, nodeBin, e, append([]string{base + "/mcp", base + "/a2a/agents/lister", tool}, args...), "AGENTD_TOKEN=carol-key")
+	}
+	for _, tc := range []struct {
+		action, want string
+	}{
+		// The workspace is empty: the listing says so.
+		{"accept", "tool said: (empty directory)"},
+		// A declined approval is a refusal the model reads.
+		{"decline", "the user rejected the call"},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			id := fmt.Sprint(as("start", "list the files")["created"]["task"].(map[string]any)["taskId"])
+			a := as("answer", id, tc.action)
+			if w := a["waiting"]["task"].(map[string]any); w["status"] != "input_required" {
+				t.Fatalf("before tasks/result: %v, want input_required", w)
+			}
+			qs, _ := a["asked"]["questions"].([]any)
+			if len(qs) != 1 {
+				t.Fatalf("questions asked: %v, want exactly one", a["asked"])
+			}
+			q := qs[0].(map[string]any)
+			rel, _ := q["meta"].(map[string]any)["io.modelcontextprotocol/related-task"].(map[string]any)
+			if fmt.Sprint(rel["taskId"]) != id || !strings.Contains(fmt.Sprint(q["message"]), "file_list") ||
+				!strings.Contains(fmt.Sprint(q["schema"]), "approved") {
+				t.Fatalf("question %v: want one about file_list, tied to task %s, asking approved", q, id)
+			}
+			r := a["result"]
+			text := fmt.Sprint(r["text"])
+			if r["isError"] != false || !strings.HasPrefix(text, "tool said: ") || !strings.Contains(text, tc.want) {
+				t.Fatalf("result %v, want the model's reply to read %q", r, tc.want)
+			}
+			if a["a2a"]["state"] != "TASK_STATE_COMPLETED" {
+				t.Errorf("A2A sees %v", a["a2a"])
+			}
+		})
 	}
 }

@@ -88,6 +88,9 @@ func auditWhere(args *[]any, f store.AuditFilter) string {
 			conds = append(conds, c.col+" = "+param(args, c.val))
 		}
 	}
+	if f.ToolMatch != "" {
+		conds = append(conds, "tool ILIKE "+param(args, store.ToolLike(f.ToolMatch))+` ESCAPE '\'`)
+	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "time >= "+param(args, f.Since))
 	}

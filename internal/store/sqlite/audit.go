@@ -96,6 +96,10 @@ func auditWhere(f store.AuditFilter) (string, []any) {
 			args = append(args, c.val)
 		}
 	}
+	if f.ToolMatch != "" {
+		conds = append(conds, `tool LIKE ? ESCAPE '\'`)
+		args = append(args, store.ToolLike(f.ToolMatch))
+	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "time >= ?")
 		args = append(args, toDB(f.Since))

@@ -80,3 +80,38 @@ func FuzzRecallMemory(f *testing.F) {
 		}
 	})
 }
+
+// FuzzToolMatch stores an audit record of an arbitrary tool name and asks
+// for it with an arbitrary ToolMatch: SQLite's LIKE of store.ToolLike
+// must decide as store.MatchTool does (the rule the API documents and
+// the contract suite holds PostgreSQL to), for valid UTF-8.
+func FuzzToolMatch(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"mcp_github_create_issue", "github"}, {"MCP_GitHub_list", "mcp_*_LIST"}, {"file_read", "file_?ead"},
+		{"a_b", "a_b"}, {"axb", "a_b"}, {"100%", "*%"}, {`back\slash`, `\`}, {"x", "**?*"}, {"é_tool", "É*"},
+		{"shell_exec", "*"}, {"", "?"}, {"tool", ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	db := open(f, filepath.Join(f.TempDir(), "agentd.db"))
+	f.Cleanup(func() { db.Close() })
+	n := 0
+	f.Fuzz(func(t *testing.T, tool, match string) {
+		if !utf8.ValidString(tool) || !utf8.ValidString(match) || strings.ContainsRune(tool+match, 0) || match == "" {
+			return
+		}
+		ctx := t.Context()
+		n++
+		agent := fmt.Sprint("fuzz-", n) // a fresh agent per input
+		if _, err := db.AppendAudit(ctx, store.AuditRecord{Agent: agent, Tool: tool}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := db.CountAudit(ctx, store.AuditFilter{Agent: agent, ToolMatch: match})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := store.MatchTool(match, tool); (got == 1) != want {
+			t.Fatalf("ToolMatch %q of tool %q: SQLite says %v, store.MatchTool %v (LIKE %q)", match, tool, got == 1, want, store.ToolLike(match))
+		}
+	})
+}

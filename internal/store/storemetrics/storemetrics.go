@@ -77,6 +77,11 @@ const (
 	opPutMCPServer
 	opListMCPServers
 	opDeleteMCPServer
+	opCreateAPIKey
+	opLiveAPIKey
+	opGetAPIKey
+	opListAPIKeys
+	opRevokeAPIKey
 	opPing
 	numOps
 )
@@ -91,6 +96,7 @@ var opNames = [numOps]string{
 	"AppendAudit", "AppendAuditBatch", "QueryAudit", "CountAudit",
 	"AppendMessagesCreateTask", "CreateSessionWithTask",
 	"PutMCPServer", "ListMCPServers", "DeleteMCPServer",
+	"CreateAPIKey", "LiveAPIKey", "GetAPIKey", "ListAPIKeys", "RevokeAPIKey",
 	"Ping",
 }
 
@@ -438,6 +444,41 @@ func (m *metered) DeleteMCPServer(ctx context.Context, name string) error {
 	err := m.st.DeleteMCPServer(ctx, name)
 	m.record(ctx, opDeleteMCPServer, start, err)
 	return err
+}
+
+func (m *metered) CreateAPIKey(ctx context.Context, k store.APIKey) error {
+	start := time.Now()
+	err := m.st.CreateAPIKey(ctx, k)
+	m.record(ctx, opCreateAPIKey, start, err)
+	return err
+}
+
+func (m *metered) LiveAPIKey(ctx context.Context, hash [32]byte) (store.APIKey, error) {
+	start := time.Now()
+	k, err := m.st.LiveAPIKey(ctx, hash)
+	m.record(ctx, opLiveAPIKey, start, err)
+	return k, err
+}
+
+func (m *metered) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	start := time.Now()
+	k, err := m.st.GetAPIKey(ctx, id)
+	m.record(ctx, opGetAPIKey, start, err)
+	return k, err
+}
+
+func (m *metered) ListAPIKeys(ctx context.Context, principal string) ([]store.APIKey, error) {
+	start := time.Now()
+	ks, err := m.st.ListAPIKeys(ctx, principal)
+	m.record(ctx, opListAPIKeys, start, err)
+	return ks, err
+}
+
+func (m *metered) RevokeAPIKey(ctx context.Context, id, by string, at time.Time) (store.APIKey, error) {
+	start := time.Now()
+	k, err := m.st.RevokeAPIKey(ctx, id, by, at)
+	m.record(ctx, opRevokeAPIKey, start, err)
+	return k, err
 }
 
 // meteredBatch is metered over a store that writes audit batches.

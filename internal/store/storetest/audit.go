@@ -59,6 +59,52 @@ var auditTests = map[string]func(t *testing.T, s suite){
 			checkRecent(t, "default Time", r.Time, before, after)
 		}
 	},
+	"ToolMatch": func(t *testing.T, s suite) {
+		st := s.store(t)
+		ctx := t.Context()
+		tools := []string{"mcp_github_create_issue", "MCP_GitHub_list", "file_read", "file_100%", "axb", "a_b", `back\slash`}
+		for i, tool := range tools {
+			_, err := st.AppendAudit(ctx, store.AuditRecord{Time: at(i), Tool: tool, Detail: tool})
+			ok(t, err, "AppendAudit(%s)", tool)
+		}
+		for _, c := range []struct {
+			match string
+			want  []string
+		}{
+			{"github", []string{"MCP_GitHub_list", "mcp_github_create_issue"}}, // substring, any case
+			{"GITHUB_L", []string{"MCP_GitHub_list"}},                          // ...
+			{"mcp_*_list", []string{"MCP_GitHub_list"}},                        // a glob is the whole name
+			{"mcp_*", []string{"MCP_GitHub_list", "mcp_github_create_issue"}},  // ...
+			{"file_?ead", []string{"file_read"}},                               // ? is one character
+			{"file_?", nil},                                                    // ...not more
+			{"a_b", []string{"a_b"}},                                           // _ is literal, not LIKE's any character
+			{"100%", []string{"file_100%"}},                                    // % is literal
+			{"*%", []string{"file_100%"}},                                      // ...in a glob too
+			{`\`, []string{`back\slash`}},                                      // the escape character is literal
+			{"*", []string{`back\slash`, "a_b", "axb", "file_100%", "file_read", "MCP_GitHub_list", "mcp_github_create_issue"}},
+			{"zzz", nil},
+		} {
+			t.Run(c.match, func(t *testing.T) {
+				f := store.AuditFilter{ToolMatch: c.match}
+				got, err := st.QueryAudit(ctx, f)
+				ok(t, err, "QueryAudit(%+v)", f)
+				equalStrings(t, "records", keys(got, func(r store.AuditRecord) string { return r.Detail }), c.want)
+				n, err := st.CountAudit(ctx, f)
+				ok(t, err, "CountAudit(%+v)", f)
+				if n != len(c.want) {
+					t.Errorf("CountAudit = %d, want %d", n, len(c.want))
+				}
+				// The Go rule says the same.
+				var want []string
+				for i := len(tools) - 1; i >= 0; i-- {
+					if store.MatchTool(c.match, tools[i]) {
+						want = append(want, tools[i])
+					}
+				}
+				equalStrings(t, "store.MatchTool", want, c.want)
+			})
+		}
+	},
 	"Query": func(t *testing.T, s suite) {
 		st := s.store(t)
 		ctx := t.Context()

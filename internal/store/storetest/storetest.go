@@ -29,6 +29,10 @@
 //     backend implements) does both writes or neither.
 //   - RecallMemory's query is literal text (no wildcards) and its case
 //     folding covers non-ASCII letters.
+//   - AuditFilter.ToolMatch is what store.MatchTool says, in every
+//     backend.
+//   - A revoked API key stays listed and resolves to nothing; revoking it
+//     again is store.ErrNotFound.
 //   - Every method fails with an error wrapping context.Canceled, and
 //     changes nothing, when its context is already canceled.
 //   - JSON payloads round-trip semantically (a backend may reformat them),
@@ -70,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AuditBatch", auditBatchTests},
 		{"SessionTask", sessionTaskTests},
 		{"MCPServers", mcpTests},
+		{"APIKeys", keyTests},
 		{"Time", timeTests},
 		{"Context", contextTests},
 	}

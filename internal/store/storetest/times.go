@@ -161,6 +161,11 @@ var contextTests = map[string]func(t *testing.T, s suite){
 			"PutMCPServer":      func() error { return st.PutMCPServer(dead, store.MCPServer{Name: "m", Config: raw(t, 1)}) },
 			"ListMCPServers":    func() error { _, err := st.ListMCPServers(dead); return err },
 			"DeleteMCPServer":   func() error { return st.DeleteMCPServer(dead, "m") },
+			"CreateAPIKey":      func() error { return st.CreateAPIKey(dead, apiKey("k", "a")) },
+			"LiveAPIKey":        func() error { _, err := st.LiveAPIKey(dead, apiKey("k", "a").Hash); return err },
+			"GetAPIKey":         func() error { _, err := st.GetAPIKey(dead, "k"); return err },
+			"ListAPIKeys":       func() error { _, err := st.ListAPIKeys(dead, ""); return err },
+			"RevokeAPIKey":      func() error { _, err := st.RevokeAPIKey(dead, "k", "a", time.Time{}); return err },
 		}
 		for name, call := range calls {
 			if err := call(); !errors.Is(err, context.Canceled) {
@@ -199,6 +204,7 @@ var contextTests = map[string]func(t *testing.T, s suite){
 			"memories":    func() (int, error) { ms, err := st.RecallMemory(ctx, "a", "", 0); return len(ms), err },
 			"audit":       func() (int, error) { rs, err := st.QueryAudit(ctx, store.AuditFilter{}); return len(rs), err },
 			"mcp servers": func() (int, error) { ss, err := st.ListMCPServers(ctx); return len(ss), err },
+			"api keys":    func() (int, error) { ks, err := st.ListAPIKeys(ctx, ""); return len(ks), err },
 		} {
 			got, err := n()
 			ok(t, err, "count %s", name)

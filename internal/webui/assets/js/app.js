@@ -19,6 +19,7 @@ export const PAGES = [
   { id: 'audit', label: 'Audit log', icon: 'audit', key: 'l' },
   { id: 'a2a', label: 'A2A tasks', icon: 'a2a', key: 'k' },
   { id: 'agents', label: 'Agents', icon: 'agents', key: 'a' },
+  { id: 'principals', label: 'Principals', icon: 'key', key: 'i', admin: true },
 ];
 
 const app = document.getElementById('app');
@@ -80,7 +81,8 @@ setUnauthorizedHandler(() => {
 
 // ---- shell ----
 function buildShell() {
-  const nav = h('ul', null, PAGES.map((p) => h('li', null,
+  // Admin pages are not offered to principals that would get a 403.
+  const nav = h('ul', null, PAGES.filter((p) => !p.admin || session.admin).map((p) => h('li', null,
     h('a', { href: `#/${p.id}`, id: `nav-${p.id}`, dataset: { page: p.id }, title: p.label },
       h('span', { class: 'ico', 'aria-hidden': 'true' }, icon(p.icon)), h('span', { class: 'nav-label' }, p.label),
       p.id === 'approvals' ? h('span', { class: 'count', id: 'approvals-count', hidden: true, 'aria-label': 'pending approvals' }) : null))));

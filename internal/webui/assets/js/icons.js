@@ -17,6 +17,7 @@ const PATHS = {
   image: 'M4 5h16v14H4zM4 16l5-5 4 4 3-3 4 4M15.5 9.5h.01',
   plus: 'M12 5v14M5 12h14',
   refresh: 'M20 11a8 8 0 1 0-2.3 5.7M20 5v6h-6',
+  key: 'M8 15a4 4 0 1 0 0-8 4 4 0 0 0 0 8zM11.5 9.5L20 9.5M17 9.5v3M20 9.5v3',
 };
 
 const NS = 'http://www.w3.org/2000/svg';

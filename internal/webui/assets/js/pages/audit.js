@@ -21,9 +21,12 @@ export default async function audit(ctx) {
   const q = ctx.query;
   const agent = h('select', { name: 'agent' }, h('option', { value: '' }, 'Any'),
     q.get('agent') ? h('option', { value: q.get('agent'), selected: true }, q.get('agent')) : null);
-  const principal = h('input', { type: 'search', name: 'principal', value: q.get('principal') || '', placeholder: 'key or user name', autocomplete: 'off' });
+  // Principals other than admins see their own records whatever they ask.
+  const principal = h('input', { type: 'search', name: 'principal', value: ctx.session.admin ? q.get('principal') || '' : ctx.session.principal,
+    disabled: !ctx.session.admin, placeholder: 'exact name', list: 'audit-principals', autocomplete: 'off', title: ctx.session.admin ? null : 'you see your own records only' });
+  const principalNames = h('datalist', { id: 'audit-principals' });
   const session = h('input', { type: 'search', name: 'session_id', value: q.get('session_id') || '', placeholder: 'session id', autocomplete: 'off' });
-  const tool = h('input', { type: 'search', name: 'tool', value: q.get('tool') || '', placeholder: 'exact tool name', list: 'audit-tools', autocomplete: 'off' });
+  const tool = h('input', { type: 'search', name: 'tool', value: q.get('tool') || '', placeholder: 'part of a name, or mcp_*_list', title: 'a part of the tool name, or a pattern with * (any characters) and ? (one character)', list: 'audit-tools', autocomplete: 'off' });
   const toolNames = h('datalist', { id: 'audit-tools' });
   const decision = h('select', { name: 'decision' }, h('option', { value: '' }, 'Any'), DECISIONS.map((d) => h('option', { value: d, selected: q.get('decision') === d }, d)));
   const outcome = h('select', { name: 'outcome' }, h('option', { value: '' }, 'Any'), OUTCOMES.map((d) => h('option', { value: d, selected: q.get('outcome') === d }, d)));
@@ -35,7 +38,7 @@ export default async function audit(ctx) {
     field('Agent', agent, { name: 'agent' }), field('Principal', principal, { name: 'principal' }), field('Session', session, { name: 'session_id' }), field('Tool', tool, { name: 'tool' }),
     field('Decision', decision, { name: 'decision' }), field('Outcome', outcome, { name: 'outcome' }),
     field('From', since, { name: 'since' }), field('Until', until, { name: 'until' }), field('Show', limit, { name: 'limit' }),
-    h('div', { class: 'field' }, reset), toolNames);
+    h('div', { class: 'field' }, reset), toolNames, principalNames);
   // The page's offset: the API answers one window of the log and its
   // total, so a long log is paged, not cut.
   let offset = Math.max(0, parseInt(q.get('offset') || '0', 10) || 0);
@@ -56,10 +59,15 @@ export default async function audit(ctx) {
     }
     for (const sp of t.tools || []) toolNames.append(h('option', { value: sp.name }));
   }).catch(() => {});
+  if (ctx.session.admin) {
+    api.get('/api/principals').then((r) => {
+      for (const p of r.principals || []) principalNames.append(h('option', { value: p.name }));
+    }).catch(() => {});
+  }
 
   const params = () => {
     const iso = (el) => (el.value ? new Date(el.value).toISOString().replace(/\.\d{3}Z$/, 'Z') : '');
-    return { agent: agent.value, principal: principal.value.trim(), session_id: session.value.trim(), tool: tool.value.trim(), decision: decision.value, outcome: outcome.value, since: iso(since), until: iso(until), limit: limit.value, offset: offset || '' };
+    return { agent: agent.value, principal: ctx.session.admin ? principal.value.trim() : '', session_id: session.value.trim(), tool: tool.value.trim(), decision: decision.value, outcome: outcome.value, since: iso(since), until: iso(until), limit: limit.value, offset: offset || '' };
   };
 
   let shown = null;
@@ -154,7 +162,8 @@ export default async function audit(ctx) {
   newer.addEventListener('click', () => { offset = Math.max(0, offset - Number(limit.value)); show(); });
   older.addEventListener('click', () => { offset += Number(limit.value); show(); });
   reset.addEventListener('click', () => {
-    for (const el of [agent, principal, session, tool, decision, outcome, since, until]) el.value = '';
+    for (const el of [agent, session, tool, decision, outcome, since, until]) el.value = '';
+    if (ctx.session.admin) principal.value = '';
     limit.value = '200';
     apply();
   });
