@@ -298,9 +298,9 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 	}
 	agentName, owner := lt.agent, lt.owner
 	s.mu.Unlock()
-	if state := req.Task.Status.State; state != prev {
+	state := req.Task.Status.State
+	if state != prev {
 		s.tm.entered(ctx, agentName, state)
-		s.told(string(id), agentName, owner, state)
 	}
 	if !write {
 		return version, nil
@@ -309,6 +309,11 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 	// gone: the run's outcome is what a later GetTask reports.
 	if err := s.write(context.WithoutCancel(ctx), lt); err != nil {
 		return taskstore.TaskVersionMissing, err
+	}
+	if state != prev {
+		// After the write: whoever hears of it and lists the tasks finds
+		// the new state.
+		s.told(string(id), agentName, owner, state)
 	}
 	return version, nil
 }
