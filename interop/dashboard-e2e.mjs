@@ -688,7 +688,7 @@ try {
     check(await page.locator('#stat-uptime .value').textContent() !== card0, 'the Overview\'s uptime card froze');
     // The other pages are as quiet once they have read their data.
     for (const [hash, ready] of [['#/tools', '.server-row'], ['#/approvals', '#approvals-list'], [`#/chat/assistant/${chatSession}`, '#transcript .bubble'],
-      ['#/audit', '#audit-results tr.audit-row'], ['#/a2a', '#a2a-tasks'], ['#/sessions', '#session-list a'], ['#/agents', '#agent-list']]) {
+      ['#/audit', '#audit-results tr.audit-row'], ['#/a2a', '#a2a-tasks'], ['#/sessions', '#session-list a'], ['#/agents', '#agent-list'], ['#/principals', '#principals-list > *']]) {
       await go(hash);
       await page.locator(ready).first().waitFor();
       await page.waitForTimeout(1000);
