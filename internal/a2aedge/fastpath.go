@@ -65,6 +65,7 @@ func (h dispatcher) sendFast(ctx context.Context, req *a2a.SendMessageRequest) (
 		// Stored by the kernel with the model's reply, in one transaction.
 		t := r.stored()
 		h.s.opts.Tasks.created(ctx, agentFrom(ctx), t.Status.State)
+		h.s.opts.Tasks.told(string(t.ID), agentFrom(ctx), ownerFrom(ctx), t.Status.State)
 		trimHistory(t, historyLength(req))
 		return t, nil
 	}

@@ -40,6 +40,12 @@ type TaskStoreOptions struct {
 	// Meter counts tasks entering each state (agentd.a2a.tasks); nil
 	// counts nothing.
 	Meter metric.MeterProvider
+	// OnState, when set, is called after a task is created or enters a
+	// new state, with its id, agent, owner (principal) and state as the
+	// dashboard spells it (StateWord: "input-required"): the
+	// dashboard's change stream hears of tasks this way. It must not
+	// block: it runs on the task's path.
+	OnState func(id, agent, owner, state string)
 }
 
 // TaskStore is a2a-go's taskstore.Store over agentd's persistent
@@ -55,11 +61,12 @@ type TaskStoreOptions struct {
 // After a crash, FailRunningTasks turns every task left non-terminal into
 // a failed one, so a client polling an id always gets a truthful answer.
 type TaskStore struct {
-	st    store.TaskStore
-	max   int
-	flush time.Duration
-	log   *slog.Logger
-	tm    *taskMetrics // nil when metrics are off
+	st      store.TaskStore
+	max     int
+	flush   time.Duration
+	log     *slog.Logger
+	tm      *taskMetrics // nil when metrics are off
+	onState func(id, agent, owner, state string)
 
 	mu    sync.Mutex
 	live  map[a2a.TaskID]*liveTask
@@ -99,7 +106,7 @@ func OpenTaskStore(ctx context.Context, st store.TaskStore, opts TaskStoreOption
 		opts.FlushInterval = time.Second
 	}
 	s := &TaskStore{
-		st: st, max: opts.MaxTasks, flush: opts.FlushInterval, log: orDiscard(opts.Logger), tm: newTaskMetrics(opts.Meter),
+		st: st, max: opts.MaxTasks, flush: opts.FlushInterval, log: orDiscard(opts.Logger), tm: newTaskMetrics(opts.Meter), onState: opts.OnState,
 		live: map[a2a.TaskID]*liveTask{}, unsettled: map[a2a.TaskID]*liveTask{}, pruneC: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	_, total, err := st.ListTasks(ctx, store.TaskFilter{Limit: 1})
@@ -219,7 +226,15 @@ func (s *TaskStore) Create(ctx context.Context, task *a2a.Task) (taskstore.TaskV
 		return taskstore.TaskVersionMissing, fmt.Errorf("store task %s: %w", task.ID, err)
 	}
 	s.created(ctx, rec.Agent, task.Status.State)
+	s.told(rec.ID, rec.Agent, rec.Owner, task.Status.State)
 	return 1, nil
+}
+
+// told tells OnState that a task is in state.
+func (s *TaskStore) told(id, agentName, owner string, state a2a.TaskState) {
+	if s.onState != nil {
+		s.onState(id, agentName, owner, StateWord(state))
+	}
 }
 
 // record is task as the store keeps it, for agentName, owned by owner,
@@ -281,9 +296,10 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 	if write {
 		lt.flushed = now
 	}
-	agentName := lt.agent
+	agentName, owner := lt.agent, lt.owner
 	s.mu.Unlock()
-	if state := req.Task.Status.State; state != prev {
+	state := req.Task.Status.State
+	if state != prev {
 		s.tm.entered(ctx, agentName, state)
 	}
 	if !write {
@@ -293,6 +309,11 @@ func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (t
 	// gone: the run's outcome is what a later GetTask reports.
 	if err := s.write(context.WithoutCancel(ctx), lt); err != nil {
 		return taskstore.TaskVersionMissing, err
+	}
+	if state != prev {
+		// After the write: whoever hears of it and lists the tasks finds
+		// the new state.
+		s.told(string(id), agentName, owner, state)
 	}
 	return version, nil
 }
@@ -379,6 +400,7 @@ func (s *TaskStore) updateStored(ctx context.Context, req *taskstore.UpdateReque
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("encode task %s: %w", req.Task.ID, err)
 	}
+	prev := cur.State
 	cur.Data, cur.State, cur.Terminal, cur.UpdatedAt = data, string(req.Task.Status.State), req.Task.Status.State.Terminal(), time.Now().UTC()
 	v, err := s.st.UpdateTask(ctx, cur, int64(req.PrevVersion))
 	if errors.Is(err, store.ErrConflict) {
@@ -386,6 +408,9 @@ func (s *TaskStore) updateStored(ctx context.Context, req *taskstore.UpdateReque
 	}
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("store task %s: %w", req.Task.ID, err)
+	}
+	if cur.State != prev {
+		s.told(cur.ID, cur.Agent, cur.Owner, req.Task.Status.State)
 	}
 	return taskstore.TaskVersion(v), nil
 }

@@ -46,20 +46,65 @@ type runLog struct {
 	active   map[string]*RunInfo
 	cancels  map[string]context.CancelCauseFunc // of the active runs
 	finished []RunInfo                          // oldest first
+
+	watchers map[int]func(RunInfo)
+	nextW    int
 }
 
 func newRunLog() *runLog {
-	return &runLog{active: map[string]*RunInfo{}, cancels: map[string]context.CancelCauseFunc{}}
+	return &runLog{active: map[string]*RunInfo{}, cancels: map[string]context.CancelCauseFunc{}, watchers: map[int]func(RunInfo){}}
 }
 
 func (l *runLog) start(req *RunRequest, cancel context.CancelCauseFunc) string {
 	id := NewID()
-	l.mu.Lock()
-	l.active[id] = &RunInfo{ID: id, Agent: req.Agent, SessionID: req.SessionID, Origin: req.Origin,
+	ri := &RunInfo{ID: id, Agent: req.Agent, SessionID: req.SessionID, Origin: req.Origin,
 		Principal: principal.NameOf(req.Principal), Depth: req.Depth, Started: time.Now().UTC(), Running: true}
+	l.mu.Lock()
+	l.active[id] = ri
 	l.cancels[id] = cancel
+	fs := l.watching()
+	info := *ri
 	l.mu.Unlock()
+	tell(fs, info)
 	return id
+}
+
+// watching returns the watchers; l.mu is held.
+func (l *runLog) watching() []func(RunInfo) {
+	if len(l.watchers) == 0 {
+		return nil
+	}
+	fs := make([]func(RunInfo), 0, len(l.watchers))
+	for _, f := range l.watchers {
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// tell calls the watchers, without the log's lock: a watcher may read
+// the runs.
+func tell(fs []func(RunInfo), ri RunInfo) {
+	for _, f := range fs {
+		f(ri)
+	}
+}
+
+// OnRun registers f, called after a run starts and after it ends with
+// the run as Runs would list it then (the dashboard's change stream
+// hears of runs this way rather than by polling Runs); the returned
+// function unregisters it. f must not block: it runs on the run's path.
+func (k *Kernel) OnRun(f func(RunInfo)) (cancel func()) {
+	l := k.runs
+	l.mu.Lock()
+	id := l.nextW
+	l.nextW++
+	l.watchers[id] = f
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		delete(l.watchers, id)
+		l.mu.Unlock()
+	}
 }
 
 // observe updates a run from one of its events.
@@ -83,9 +128,9 @@ func (l *runLog) observe(id string, e Event) {
 
 func (l *runLog) finish(id string, res *RunResult, err error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	ri := l.active[id]
 	if ri == nil {
+		l.mu.Unlock()
 		return
 	}
 	delete(l.active, id)
@@ -106,6 +151,10 @@ func (l *runLog) finish(id string, res *RunResult, err error) {
 	if n := len(l.finished) - maxRecentRuns; n > 0 {
 		l.finished = slices.Delete(l.finished, 0, n)
 	}
+	fs := l.watching()
+	info := *ri
+	l.mu.Unlock()
+	tell(fs, info)
 }
 
 // Runs returns the runs in progress, then the recently finished ones,

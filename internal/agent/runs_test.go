@@ -58,3 +58,45 @@ func TestRunsAreListed(t *testing.T) {
 		t.Fatalf("after a failed run (newest first): %+v", runs)
 	}
 }
+
+// TestOnRunTellsStartAndEnd: a watcher hears of each run twice, running
+// then ended (with its error when it failed), and may read Runs from the
+// callback (no lock is held); once cancelled it hears nothing more.
+func TestOnRunTellsStartAndEnd(t *testing.T) {
+	e := newEnv(t, func(r *llmtest.Request) llmtest.Reply {
+		if r.LastUserText() == "fail" {
+			return llmtest.Reply{Status: 400, ErrorMessage: "bad model"}
+		}
+		return llmtest.Reply{Text: "hi"}
+	}, []manifest.Manifest{assistant()})
+	var heard []agent.RunInfo
+	listed := 0
+	stop := e.k.OnRun(func(ri agent.RunInfo) {
+		heard = append(heard, ri)
+		listed = len(e.k.Runs())
+	})
+	if _, err := e.k.Run(context.Background(), &agent.RunRequest{Agent: "assistant", Input: user("hello"), Principal: principal.Local}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.k.Run(context.Background(), &agent.RunRequest{Agent: "assistant", Input: user("fail")}); err == nil {
+		t.Fatal("the failing run succeeded")
+	}
+	stop()
+	if _, err := e.k.Run(context.Background(), &agent.RunRequest{Agent: "assistant", Input: user("unheard")}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		running, failed bool
+	}{{true, false}, {false, false}, {true, false}, {false, true}} {
+		if i >= len(heard) {
+			t.Fatalf("heard %d notices, want 4: %+v", len(heard), heard)
+		}
+		ri := heard[i]
+		if ri.Running != want.running || (ri.Error != "") != want.failed || ri.ID != heard[i/2*2].ID {
+			t.Errorf("notice %d: %+v, want running %v failed %v", i, ri, want.running, want.failed)
+		}
+	}
+	if len(heard) != 4 || heard[0].Principal != "local" || listed != 2 {
+		t.Errorf("heard %d notices (want 4), first principal %q, Runs listed %d from the last", len(heard), heard[0].Principal, listed)
+	}
+}

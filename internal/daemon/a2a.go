@@ -7,6 +7,7 @@ import (
 	"github.com/agentd/agentd/internal/a2aedge"
 	"github.com/agentd/agentd/internal/bridge"
 	"github.com/agentd/agentd/internal/buildinfo"
+	"github.com/agentd/agentd/internal/httpapi"
 	"github.com/agentd/agentd/internal/mcpserver"
 	"github.com/agentd/agentd/internal/netguard"
 	"github.com/agentd/agentd/internal/store/storeretry"
@@ -60,7 +61,10 @@ func (d *Daemon) mountA2A(ctx context.Context) (*a2aEdge, error) {
 	}
 	// The tasks' writes are on their runs' path: they wait out a store
 	// outage as the runs' own writes do.
-	tasks, err := a2aedge.OpenTaskStore(ctx, storeretry.Tasks(d.Store, d.retry), a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log, Meter: d.Telemetry.MeterProvider()})
+	tasks, err := a2aedge.OpenTaskStore(ctx, storeretry.Tasks(d.Store, d.retry), a2aedge.TaskStoreOptions{MaxTasks: cfg.MaxTasks, Logger: log, Meter: d.Telemetry.MeterProvider(),
+		OnState: func(id, agent, owner, state string) {
+			d.Changes.Publish(httpapi.Change{Topic: httpapi.TopicA2A, What: state, ID: id, Owner: owner})
+		}})
 	if err != nil {
 		return nil, err
 	}

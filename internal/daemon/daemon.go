@@ -85,6 +85,9 @@ type Daemon struct {
 	// Sandbox starts what the daemon runs for a model confined (see
 	// docs/security.md); edges that spawn programs use it too.
 	Sandbox *sandbox.Launcher
+	// Changes is the dashboard's change stream (GET /api/events), fed
+	// by the components' notifications (feedChanges).
+	Changes *httpapi.Changes
 
 	mux *routeMux
 	// publicList is publicRoutes(), fixed at New.
@@ -196,6 +199,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	// kill -9 loses no record of an answered call; the API's reads wait
 	// for what was queued before them.
 	d.Audit = auditlog.New(db, &auditlog.Options{Durable: true, Logger: log.With("component", "audit")})
+	d.Changes = httpapi.NewChanges(httpapi.ChangesOptions{Logger: log.With("component", "changes")})
 	d.Tools = tool.NewRegistry()
 	d.Approvals = tool.NewApprovals(time.Duration(cfg.Tools.ApprovalTimeoutSecs) * time.Second)
 	runner := tool.NewRunner(d.Tools, tool.RunnerOptions{
@@ -205,7 +209,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		MaxResultChars: cfg.Tools.MaxResultChars,
 		MaxImageBytes:  cfg.Tools.MaxResultImageBytes,
 		LoopGuard:      cfg.Tools.LoopGuard,
-		Audit:          d.Audit,
+		Audit:          auditFeed{d.Audit, d.Changes},
 		Logger:         log.With("component", "tools"),
 		Meter:          meter,
 		Tracer:         tracer,
@@ -290,6 +294,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.Tools.AddSource(d.MCP)
 	d.Tools.Add(d.MCP.ResourceTools()...)
 	d.MCP.OnToolsChanged(d.Tools.Changed)
+	d.closers = append(d.closers, d.feedChanges())
 	if opts.ConnectMCP {
 		servers, err := d.mcpServers(ctx)
 		if err != nil {
@@ -319,7 +324,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 	d.ui = httpapi.NewUISessions(httpapi.UISessionsOptions{Keys: d.keys, Secure: strings.HasPrefix(cfg.PublicURL, "https://"), AuthFailures: d.authFailures})
 	api := httpapi.New(httpapi.Options{
 		Kernel: d.Kernel, Store: apiStore{db, d.Audit}, Tools: d.Tools, MCP: mcpAdmin{d},
-		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), HomeID: cfg.HomeID(), ConfigID: cfg.FileID(), UI: d.ui, Approvals: d.Approvals,
+		Version: buildinfo.Version(), Logger: log.With("component", "api"), Started: d.started, Replica: d.replicaID(), HomeID: cfg.HomeID(), ConfigID: cfg.FileID(), UI: d.ui, Approvals: d.Approvals, Changes: d.Changes,
 		Principals: func() []httpapi.PrincipalInfo { return principalInfos(d.Config()) },
 	})
 	api.Register(d.mux)
@@ -551,6 +556,9 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	d.draining.Store(true)
 	d.drain()
+	// The dashboards' change streams end now (after the drain told them
+	// of the runs it ended): Shutdown waits for open requests.
+	d.Changes.Close()
 	d.log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -694,6 +702,9 @@ func (d *Daemon) mcpConnecting() bool {
 // Close releases everything: MCP connections (and their child processes)
 // first, then the store.
 func (d *Daemon) Close() error {
+	if d.Changes != nil {
+		d.Changes.Close()
+	}
 	if d.retry != nil {
 		d.retry.Stop() // the runs' writes wait for the store no longer
 	}

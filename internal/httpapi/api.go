@@ -70,6 +70,9 @@ type Options struct {
 	// Approvals is the operator's queue of approval requests; nil = the
 	// approval routes answer 503.
 	Approvals *tool.Approvals
+	// Changes is the change stream GET /api/events serves; nil = it
+	// answers 503.
+	Changes *Changes
 	// Principals returns the configured principals (the config's, as it
 	// is now), sorted by name; nil = the principals routes answer 503.
 	Principals func() []PrincipalInfo
@@ -126,6 +129,7 @@ func (a *API) Register(mux Router) {
 	h("POST /api/tools/{name}/call", a.callTool)
 	h("GET /api/audit", a.queryAudit)
 	h("GET /api/runs", a.listRuns)
+	h("GET /api/events", a.events)
 	h("GET /api/approvals", a.listApprovals)
 	h("POST /api/approvals/{id}", a.decideApproval)
 	h("GET /api/principals", a.listPrincipals)
@@ -160,8 +164,12 @@ type Health struct {
 }
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica, Home: a.opts.HomeID, Config: a.opts.ConfigID})
+	writeJSON(w, http.StatusOK, a.healthNow())
 	return nil
+}
+
+func (a *API) healthNow() Health {
+	return Health{Status: "ok", Version: a.opts.Version, Uptime: time.Since(a.opts.Started).Seconds(), Replica: a.opts.Replica, Home: a.opts.HomeID, Config: a.opts.ConfigID}
 }
 
 // listRuns lists the runs in progress and the recently finished ones

@@ -116,6 +116,7 @@ type Manager struct {
 	servers   map[string]*server
 	order     []string // insertion order: the first of two colliding tools wins
 	callbacks []func()
+	statusCBs []func()
 	closed    bool
 
 	builtins  []tool.Tool
@@ -124,6 +125,7 @@ type Manager struct {
 	crossCol  atomic.Pointer[map[string][]string] // server → collisions with other servers
 
 	changed  chan struct{} // cap 1: the tool set changed
+	status   chan struct{} // cap 1: a server's state changed
 	quit     chan struct{}
 	notifier sync.WaitGroup
 	token    atomic.Uint64
@@ -148,6 +150,7 @@ func NewManager(opts Options) *Manager {
 		log:     opts.Logger,
 		servers: map[string]*server{},
 		changed: make(chan struct{}, 1),
+		status:  make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 	}
 	m.builtins = newBuiltins(m)
@@ -200,6 +203,7 @@ func (m *Manager) Add(_ context.Context, s config.MCPServer) error {
 		srv.start()
 	}
 	m.mu.Unlock()
+	m.statusChanged()
 	if enabled(s) && s.AllowedTools == nil {
 		m.log.Warn("mcp server exposes all its tools to agents; set allowed_tools to narrow them", "mcp_server", s.Name)
 	}
@@ -223,6 +227,7 @@ func (m *Manager) addFailed(s config.MCPServer, err error) {
 	}
 	m.servers[s.Name] = srv
 	m.order = append(m.order, s.Name)
+	m.statusChanged()
 }
 
 // Remove disconnects a server (killing its process group) and drops its
@@ -239,6 +244,7 @@ func (m *Manager) Remove(_ context.Context, name string) error {
 		return fmt.Errorf("remove mcp server %q: %w", name, ErrUnknownServer)
 	}
 	srv.stop()
+	m.statusChanged()
 	m.rebuild()
 	return nil
 }
@@ -284,6 +290,26 @@ func (m *Manager) OnToolsChanged(f func()) {
 	m.mu.Lock()
 	m.callbacks = append(m.callbacks, f)
 	m.mu.Unlock()
+}
+
+// OnStatusChanged registers f to be called, from a goroutine of the
+// Manager, after what Status reports may have changed: a server was
+// added or removed, connected, dropped, failed or is connecting again.
+// Calls are coalesced (a burst of changes may be one call), so f reads
+// Status to learn what changed. f may call any Manager method but Close.
+func (m *Manager) OnStatusChanged(f func()) {
+	m.mu.Lock()
+	m.statusCBs = append(m.statusCBs, f)
+	m.mu.Unlock()
+}
+
+// statusChanged wakes the notifier for the status watchers; it never
+// blocks, so a server may call it holding its own lock.
+func (m *Manager) statusChanged() {
+	select {
+	case m.status <- struct{}{}:
+	default:
+	}
 }
 
 // Close disconnects every server, kills every stdio process group and
@@ -418,6 +444,13 @@ func (m *Manager) notify() {
 		case <-m.changed:
 			m.mu.Lock()
 			cbs := slices.Clone(m.callbacks)
+			m.mu.Unlock()
+			for _, f := range cbs {
+				f()
+			}
+		case <-m.status:
+			m.mu.Lock()
+			cbs := slices.Clone(m.statusCBs)
 			m.mu.Unlock()
 			for _, f := range cbs {
 				f()

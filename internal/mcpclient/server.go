@@ -155,10 +155,14 @@ func (s *server) stop() {
 	<-s.done
 }
 
-// notifyLocked wakes callers waiting for a session.
+// notifyLocked wakes callers waiting for a session, and tells the
+// Manager's status watchers that this server's state may have changed.
 func (s *server) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+	if s.m != nil {
+		s.m.statusChanged()
+	}
 }
 
 func (s *server) setState(state string, err error) {

@@ -1,11 +1,14 @@
 // The dashboard's shell: session, navigation, routing, theme, keyboard.
 // Pages are ES modules under pages/, loaded on first visit; each exports
-// a default render(ctx) that fills ctx.main and registers its polling
-// through ctx, which stops when the user leaves the page.
+// a default render(ctx) that fills ctx.main and says through ctx.live
+// which notices of the change stream (live.js) make it read its data
+// again; that stops when the user leaves the page. Nothing polls: an
+// idle tab makes no request but its one stream.
 
 import { api, setCSRF, setUnauthorizedHandler } from './api.js';
 import { h, replace, duration, ago, errorBox } from './dom.js';
 import { icon } from './icons.js';
+import { connect, disconnect, onStatus, refresher } from './live.js';
 
 export const PAGES = [
   { id: 'overview', label: 'Overview', icon: 'overview', key: 'o' },
@@ -56,6 +59,8 @@ try {
 // ---- login ----
 async function showLogin(reason) {
   stopPage();
+  stopShell();
+  disconnect();
   shell = null;
   const mod = await import('./pages/login.js');
   app.removeAttribute('aria-busy');
@@ -82,6 +87,7 @@ function buildShell() {
       h('span', { class: 'ico', 'aria-hidden': 'true' }, icon(p.icon)), h('span', { class: 'nav-label' }, p.label),
       p.id === 'approvals' ? h('span', { class: 'count', id: 'approvals-count', hidden: true, 'aria-label': 'pending approvals' }) : null))));
   const health = h('span', { class: 'health', id: 'health' }, h('span', { class: 'dot' }), h('span', { class: 'label' }, 'connecting…'));
+  const liveState = h('span', { class: 'live-state', id: 'live-state', role: 'status', dataset: { state: 'connecting' } }, 'connecting');
   const logout = h('button', { class: 'btn ghost icon-btn', type: 'button', title: 'Log out', 'aria-label': 'Log out', onclick: logoutNow }, icon('logout'));
   const themeBtn = h('button', { class: 'btn ghost icon-btn', type: 'button', id: 'theme-toggle', onclick: () => applyTheme(theme() === 'dark' ? 'light' : 'dark') });
   const main = h('main', { id: 'main', tabindex: '-1' });
@@ -89,6 +95,7 @@ function buildShell() {
     h('header', { class: 'topbar' },
       h('a', { class: 'brand', href: '#/overview' }, h('img', { src: '/ui/icon.svg', alt: '' }), 'agentd'),
       health,
+      liveState,
       h('span', { class: 'spacer' }),
       h('span', { class: 'whoami', title: session.admin ? 'admin: sees and changes everything' : 'sees its own sessions and runs' },
         'Signed in as ', h('strong', null, session.principal), session.admin ? ' (admin)' : ''),
@@ -101,7 +108,7 @@ function buildShell() {
   app.className = '';
   app.removeAttribute('aria-busy');
   applyTheme(theme());
-  return { main, health };
+  return { main, health, liveState };
 }
 
 async function logoutNow() {
@@ -111,25 +118,43 @@ async function logoutNow() {
   showLogin('You are logged out.');
 }
 
-// ---- health and badges (always on) ----
-let healthTimer = 0;
+// ---- health, live state and badges (always on) ----
+// The health comes with the change stream's hello; between hellos the
+// uptime and every "… ago" move on by the local clock, with no request.
 let tickTimer = 0;
 let a2aOn = true;
+let a2aWaiting = 0; // A2A tasks waiting for an approval, as last counted
 let upAt = 0; // when the daemon started, by this browser's clock
-async function refreshHealth() {
+let shellStops = [];
+
+const LIVE_WORDS = { live: 'live', connecting: 'connecting…', offline: 'offline' };
+
+function showHealth(state, hello) {
   if (!shell) return;
   const el = shell.health;
-  try {
-    const hl = await api.get('/api/health');
-    upAt = Date.now() - hl.uptime_seconds * 1000;
-    replace(el, h('span', { class: 'dot ok' }),
-      h('span', { class: 'label', id: 'uptime' }, `${hl.version} · up ${duration(hl.uptime_seconds)}`));
-    el.dataset.version = hl.version;
+  const ls = shell.liveState;
+  ls.dataset.state = state;
+  ls.textContent = LIVE_WORDS[state] || state;
+  ls.title = state === 'live' ? 'Updates arrive as they happen' : 'Not connected: what you see may be out of date; reconnecting';
+  if (hello && state === 'live') {
+    upAt = hello.at - hello.uptime_seconds * 1000;
+    el.dataset.version = hello.version;
+    replace(el, h('span', { class: 'dot ok' }), h('span', { class: 'label', id: 'uptime' }, uptimeText()));
     el.title = 'agentd is healthy';
-  } catch (e) {
+  } else if (state === 'offline') {
     replace(el, h('span', { class: 'dot err' }), h('span', { class: 'label' }, 'unreachable'));
-    el.title = e.message;
+    el.title = 'The change stream is down; reconnecting';
   }
+}
+
+function uptimeText() {
+  return `${shell?.health.dataset.version || ''} · up ${duration((Date.now() - upAt) / 1000)}`;
+}
+
+/** uptimeSeconds is the daemon's uptime by the local clock (0 before the first hello). */
+export function uptimeSeconds() { return upAt ? (Date.now() - upAt) / 1000 : 0; }
+
+async function refreshBadge() {
   try {
     const ap = await api.get('/api/approvals');
     // A2A tasks waiting for an approval are on the same page: counted too
@@ -138,10 +163,17 @@ async function refreshHealth() {
     if (a2aOn) {
       tasks = await api.get('/api/a2a/tasks?state=input-required').catch((e) => { if (e.status === 404) a2aOn = false; return { tasks: [] }; });
     }
-    const n = (ap.approvals || []).length + (tasks.tasks || []).filter((t) => t.approval).length;
+    a2aWaiting = (tasks.tasks || []).filter((t) => t.approval).length;
+    const n = (ap.approvals || []).length + a2aWaiting;
     const c = document.getElementById('approvals-count');
     if (c) { c.hidden = n === 0; c.textContent = String(n); }
   } catch { /* older daemon or no right */ }
+}
+
+function stopShell() {
+  shellStops.forEach((f) => f());
+  shellStops = [];
+  clearInterval(tickTimer);
 }
 
 // ---- routing ----
@@ -160,7 +192,6 @@ function stopPage() {
 
 async function route() {
   if (!session || !shell) return;
-  refreshHealth();
   const { id, params, query } = parseHash();
   stopPage();
   const page = PAGES.find((p) => p.id === id);
@@ -177,7 +208,17 @@ async function route() {
     main, params, query, session, toast,
     go: (hash) => { location.hash = hash; },
     active: () => alive,
-    /** every calls f now and every ms while the page is shown and the tab visible. */
+    /**
+     * live calls load now (unless opts.now is false) and again after each notice of the change
+     * stream on topics (see live.js refresher for opts), while the page is
+     * shown; it returns {now()} to load again at once.
+     */
+    live(topics, load, opts) {
+      const r = refresher(topics, async () => { if (alive) await load(); }, opts);
+      cleanups.push(r.stop);
+      return r;
+    },
+    /** every calls f now and every ms while the page is shown and the tab visible (local timers: no requests). */
     every(ms, f) {
       const tick = async () => { if (alive && !document.hidden) { try { await f(); } catch (e) { console.warn(e); } } };
       tick();
@@ -217,23 +258,31 @@ document.addEventListener('keydown', (e) => {
 
 // ---- boot ----
 function start() {
+  stopShell();
   shell = buildShell();
-  clearInterval(healthTimer);
-  refreshHealth();
-  // The badge within 5 s of a new approval; between polls the uptime and
-  // every "… ago" move on by the local clock, with no request.
-  healthTimer = setInterval(() => { if (!document.hidden) refreshHealth(); }, 5000);
-  clearInterval(tickTimer);
+  shellStops.push(onStatus(showHealth));
+  connect(() => {
+    // The browser gave up on the stream: a 401 here ends the session
+    // (api.js calls the unauthorized handler).
+    if (session) api.get('/api/ui/session').catch(() => {});
+  });
+  // The badge: approvals waiting, and A2A tasks entering or leaving
+  // input-required.
+  const badge = refresher(['approvals', 'a2a'], refreshBadge, {
+    accept: (c) => c.topic === 'approvals' || c.what === 'input-required' || a2aWaiting > 0,
+  });
+  shellStops.push(badge.stop);
   tickTimer = setInterval(() => {
     if (document.hidden) return;
     const up = document.getElementById('uptime');
-    if (up && upAt) up.textContent = `${document.getElementById('health')?.dataset.version || ''} · up ${duration((Date.now() - upAt) / 1000)}`;
+    if (up && upAt) up.textContent = uptimeText();
+    for (const t of document.querySelectorAll('[data-uptime]')) if (upAt) t.textContent = duration(uptimeSeconds());
     for (const t of document.querySelectorAll('time[data-ago]')) t.textContent = ago(t.getAttribute('datetime'));
   }, 1000);
   route();
 }
 
-export function refreshBadges() { refreshHealth(); }
+export function refreshBadges() { refreshBadge(); }
 
 window.addEventListener('hashchange', route);
 

@@ -231,3 +231,106 @@ export function confirmInPage(message, { yes = 'Confirm', no = 'Keep', danger = 
     d.querySelector('[data-confirm="no"]').focus();
   });
 }
+
+// ---- redrawing without losing the user's place ----
+
+/** pathTo is the child indexes from root down to el. */
+function pathTo(root, el) {
+  const path = [];
+  for (let e = el; e && e !== root; e = e.parentElement) {
+    if (!e.parentElement) return null;
+    path.unshift([...e.parentElement.children].indexOf(e));
+  }
+  return path;
+}
+
+/** counterpart finds in to the element that stands where el stands in from. */
+function counterpart(from, to, el) {
+  if (el.id) {
+    const byId = to.id === el.id ? to : to.querySelector(`#${CSS.escape(el.id)}`);
+    if (byId) return byId;
+  }
+  const path = pathTo(from, el);
+  if (!path) return null;
+  let e = to;
+  for (const i of path) {
+    e = e?.children[i];
+    if (!e) return null;
+  }
+  return e.tagName === el.tagName ? e : null;
+}
+
+/**
+ * carry moves what the user did in from (an element about to be
+ * replaced) to its replacement to: open <details>, typed input values,
+ * scroll positions, and the focus with its selection.
+ */
+function carry(from, to) {
+  for (const d of from.querySelectorAll('details')) {
+    const n = counterpart(from, to, d);
+    if (n) n.open = d.open;
+  }
+  for (const i of from.querySelectorAll('input, textarea, select')) {
+    const n = counterpart(from, to, i);
+    if (!n || n.tagName !== i.tagName) continue;
+    if (i.type === 'checkbox' || i.type === 'radio') n.checked = i.checked;
+    else if (i.value !== (i.defaultValue ?? i.value)) n.value = i.value;
+  }
+  for (const s of [from, ...from.querySelectorAll('*')]) {
+    if (!s.scrollTop && !s.scrollLeft) continue;
+    const n = s === from ? to : counterpart(from, to, s);
+    if (n) { n.scrollTop = s.scrollTop; n.scrollLeft = s.scrollLeft; }
+  }
+}
+
+function refocus(from, to, active) {
+  if (!active || !from.contains(active)) return;
+  const n = active === from ? to : counterpart(from, to, active);
+  if (!n) return;
+  n.focus({ preventScroll: true });
+  if (typeof active.selectionStart === 'number' && typeof n.setSelectionRange === 'function') {
+    try { n.setSelectionRange(active.selectionStart, active.selectionEnd, active.selectionDirection); } catch { /* not a text field */ }
+  }
+}
+
+/**
+ * patch replaces el's children by children (as replace does), keeping
+ * the user's place: a child whose content did not change stays as it is
+ * (focus, selection, scroll, open <details> untouched); one that changed
+ * is replaced, with its open <details>, typed values, scroll positions
+ * and focus carried over to its replacement. Children are matched by id,
+ * else by position.
+ */
+export function patch(el, ...children) {
+  const next = [...append(document.createDocumentFragment(), children).childNodes];
+  const old = [...el.childNodes];
+  const active = document.activeElement;
+  const scrollY = window.scrollY;
+  const used = new Set();
+  const out = next.map((n, i) => {
+    let o = n.id ? old.find((x) => x.id === n.id) : old[i];
+    if (!o || used.has(o) || o.nodeName !== n.nodeName || (o.id || '') !== (n.id || '')) return n;
+    used.add(o);
+    if (o.nodeType !== Node.ELEMENT_NODE) return o.isEqualNode(n) ? o : n;
+    // The ticking clocks moved on since o was drawn; n's are fresh.
+    for (const t of o.querySelectorAll('time[data-ago]')) {
+      const m = counterpart(o, n, t);
+      if (m) m.textContent = t.textContent;
+    }
+    carry(o, n);
+    if (o.isEqualNode(n)) return o;
+    // Replaced in place, so that its neighbours never move.
+    o.replaceWith(n);
+    refocus(o, n, active);
+    return n;
+  });
+  for (const o of old) if (!used.has(o)) o.remove();
+  let prev = null;
+  for (const n of out) {
+    const want = prev ? prev.nextSibling : el.firstChild;
+    if (n !== want) el.insertBefore(n, want);
+    prev = n;
+  }
+  if (window.scrollY !== scrollY) window.scrollTo({ top: scrollY, behavior: 'instant' });
+  return el;
+}

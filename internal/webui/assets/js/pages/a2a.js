@@ -2,7 +2,7 @@
 // state, with its history; cancel one that is still running.
 
 import { api, qs } from '../api.js';
-import { h, replace, empty, errorBox, table, stateBadge, timeAgo, time, same, confirmInPage } from '../dom.js';
+import { h, replace, empty, errorBox, table, stateBadge, timeAgo, time, same, confirmInPage, patch } from '../dom.js';
 
 const STATES = ['submitted', 'working', 'input-required', 'auth-required', 'completed', 'canceled', 'failed', 'rejected'];
 
@@ -58,7 +58,7 @@ export default async function a2a(ctx) {
     const tasks = r.tasks || [];
     if (shown && same(shown, tasks)) return;
     shown = tasks;
-    replace(listBox, tasks.length === 0
+    patch(listBox, tasks.length === 0
       ? empty(agent.value || state.value ? 'No task matches' : 'No A2A tasks yet', 'A2A clients send tasks to /a2a/agents/<name> of agents with expose.a2a = true; each shows up here with its state.')
       : table(['Task', 'State', 'Updated'], tasks.map((t) => ({
         class: ['task-row', t.id === selected && 'selected'].filter(Boolean).join(' '),
@@ -111,5 +111,5 @@ export default async function a2a(ctx) {
   };
   agent.addEventListener('change', relist);
   state.addEventListener('change', relist);
-  ctx.every(2000, () => Promise.all([loadList(), loadDetail(false)]));
+  ctx.live(['a2a'], () => Promise.all([loadList(), loadDetail(false)]));
 }

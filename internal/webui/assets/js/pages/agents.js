@@ -3,7 +3,7 @@
 // validation errors show next to the fields they name.
 
 import { api, ApiError } from '../api.js';
-import { h, replace, badge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, same, confirmInPage } from '../dom.js';
+import { h, replace, badge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, same, confirmInPage, patch } from '../dom.js';
 import { icon } from '../icons.js';
 
 const list = (s) => s.split(/[\n,]/).map((x) => x.trim()).filter(Boolean);
@@ -131,7 +131,7 @@ export default async function agents(ctx) {
     }
     if (shown && same(shown, entries)) return;
     shown = entries;
-    replace(listBox, entries.length === 0
+    patch(listBox, entries.length === 0
       ? empty('No agents', ctx.session.admin ? 'Create one with “New agent”, or add [[agents]] to config.toml.' : 'Your principal may run none.')
       : table(['Agent', 'Source', 'Served over'], entries.map((e) => ({
         class: e.manifest.name === selected ? 'selected' : '',
@@ -142,6 +142,7 @@ export default async function agents(ctx) {
       })), { label: 'Agents' }));
   };
   await loadList();
+  ctx.live(['agents'], loadList, { now: false });
 
   const providers = [...new Set(entries.map((e) => e.manifest.provider).filter(Boolean))];
   if (selected === 'new') {
@@ -175,5 +176,4 @@ export default async function agents(ctx) {
   } else {
     replace(detail, empty('Pick an agent', ctx.session.admin ? 'Config agents are shown read-only; agents created here can be edited and deleted.' : 'Its configuration shows here.'));
   }
-  ctx.every(10000, loadList);
 }

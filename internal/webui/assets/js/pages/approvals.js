@@ -4,7 +4,7 @@
 // waits until someone decides here, or its timeout denies it.
 
 import { api } from '../api.js';
-import { h, replace, badge, empty, errorBox, pretty, timeAgo, same } from '../dom.js';
+import { h, replace, badge, empty, errorBox, pretty, timeAgo, same, patch } from '../dom.js';
 
 /** decisionButtons are the three answers to an operator approval. */
 export function decisionButtons(ctx, a, after) {
@@ -101,11 +101,13 @@ export default async function approvals(ctx) {
     const mins = Math.round((ops.timeout_seconds || 300) / 60);
     sub.textContent = `calls that wait for a decision; each is denied after ${mins} min without one`;
     const again = () => { shown = null; load(); };
-    replace(box, list.length === 0 && tasks.length === 0
+    patch(box, list.length === 0 && tasks.length === 0
       ? empty('Nothing waits for you', `A call that needs approval (an "ask" rule once untrusted data is in the run, or a principal's ask_tools) waits here when the client that started the run cannot be asked: the HTTP API, an MCP client without elicitation, an A2A client that does not answer. It is denied after ${mins} min.`)
       : [list.map((a) => approvalCard(ctx, a, again)), tasks.map((t) => a2aCard(ctx, t, again))]);
   };
-  ctx.every(1500, load);
+  // Approvals waiting or decided, and A2A tasks entering or leaving
+  // input-required (or any change while one waits here).
+  ctx.live(['approvals', 'a2a'], load, { accept: (c) => c.topic === 'approvals' || c.what === 'input-required' || (shown && shown[1].length > 0) });
   ctx.every(1000, () => {
     for (const c of box.querySelectorAll('.countdown')) c.textContent = `denied in ${left(c.dataset.deadline)}`;
     for (const c of box.querySelectorAll('.countup')) c.textContent = `waiting ${elapsed(c.dataset.since)}`;

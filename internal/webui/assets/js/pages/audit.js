@@ -3,7 +3,7 @@
 // filtered view can be bookmarked or linked to.
 
 import { api, qs } from '../api.js';
-import { h, replace, badge, stateBadge, empty, errorBox, table, field, time, debounce, same } from '../dom.js';
+import { h, replace, badge, stateBadge, empty, errorBox, table, field, time, debounce, same, patch } from '../dom.js';
 
 const DECISIONS = ['allow', 'deny', 'approved', 'rejected'];
 const OUTCOMES = ['ok', 'error', 'denied', 'cancelled', 'timeout'];
@@ -89,9 +89,9 @@ export default async function audit(ctx) {
     newer.disabled = offset === 0;
     older.disabled = offset + recs.length >= total;
     const range = recs.length ? `${(offset + 1).toLocaleString()}–${(offset + recs.length).toLocaleString()} of ` : '';
-    replace(results,
+    patch(results,
       h('header', null, h('h2', { id: 'audit-count' }, `${range}${total.toLocaleString()} record${total === 1 ? '' : 's'}`), h('span', { class: 'spacer' }),
-        h('span', { class: 'hint' }, 'newest first; refreshes every 5 seconds'), total ? h('span', { class: 'pager' }, exportJSON, ' ', exportCSV) : null,
+        h('span', { class: 'hint' }, 'newest first; live'), total ? h('span', { class: 'pager' }, exportJSON, ' ', exportCSV) : null,
         total > recs.length ? h('span', { class: 'pager' }, newer, ' ', older) : null),
       recs.length === 0
         ? empty(filtered ? 'No call matches these filters' : 'No tool calls yet', filtered ? 'Widen the time range or clear a filter.' : 'Every call an agent (or you, on the Tools page) makes is recorded here.')
@@ -167,5 +167,7 @@ export default async function audit(ctx) {
     limit.value = '200';
     apply();
   });
-  ctx.every(5000, load);
+  // New records show as they are written (a burst is one read, at most
+  // every 2 s).
+  ctx.live(['audit'], load, { gap: 2000 });
 }

@@ -4,7 +4,7 @@
 // page; coming back to its session shows it again, live.
 
 import { api, stream } from '../api.js';
-import { h, replace, badge, empty, errorBox, timeAgo, spinner, same } from '../dom.js';
+import { h, replace, badge, empty, errorBox, timeAgo, spinner, same, patch } from '../dom.js';
 import { icon } from '../icons.js';
 import { Transcript } from '../transcript.js';
 import { decisionButtons } from './approvals.js';
@@ -102,7 +102,7 @@ export default async function chat(ctx) {
       const ss = r.sessions || [];
       if (shown && same(shown, [ss, session])) return; // keep focus and scroll
       shown = [ss, session];
-      replace(list, ss.length === 0
+      patch(list, ss.length === 0
         ? h('p', { class: 'small faint' }, 'No sessions yet. Say something to start one.')
         : ss.map((s) => h('a', {
           class: 'list-item', role: 'listitem', href: `#/chat/${encodeURIComponent(agent)}/${encodeURIComponent(s.id)}`,
@@ -238,7 +238,7 @@ export default async function chat(ctx) {
     }
     if (list.length) replace(status, spinner('Waiting'), `Waiting for your approval of ${list.map((a) => a.tool).join(', ')}…`);
   }
-  ctx.every(1500, inlineApprovals);
+  ctx.live(['approvals'], inlineApprovals);
 
   form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
   input.addEventListener('keydown', (e) => {
@@ -249,6 +249,6 @@ export default async function chat(ctx) {
 
   setBusy(false, '');
   await loadSession();
-  ctx.every(5000, loadList);
+  ctx.live(['runs'], loadList, { accept: (c) => c.what !== 'started', gap: 1000 });
   input.focus();
 }

@@ -1,30 +1,33 @@
 // Overview: health, agents, upstream MCP servers, external A2A agents,
-// runs and recent problems, refreshed every few seconds.
+// runs and recent problems. Each part is read once, then again only when
+// the change stream says it changed; a redraw replaces only the cards
+// whose content changed.
 
 import { api } from '../api.js';
-import { h, replace, badge, stateBadge, empty, table, timeAgo, ago, duration, same, errorBox } from '../dom.js';
+import { h, badge, stateBadge, empty, table, timeAgo, duration, errorBox, patch } from '../dom.js';
+import { hello, onStatus } from '../live.js';
+import { uptimeSeconds } from '../app.js';
 
-// The problems' audit queries change slowly: asked every 15 s, not on
-// every refresh.
-let auditCache = { at: 0, pages: null };
+const opt = (p) => p.catch((e) => ({ error: e }));
 
-async function load() {
-  const opt = (p) => p.catch((e) => ({ error: e }));
-  const fresh = Date.now() - auditCache.at < 15_000 && auditCache.pages;
-  const [health, agents, mcp, a2a, runs, audit, approvals] = await Promise.all([
-    api.get('/api/health'),
-    opt(api.get('/api/agents')),
-    opt(api.get('/api/mcp/servers')),
-    opt(api.get('/api/a2a/agents')),
-    opt(api.get('/api/runs')),
-    // Each kind of failing call is asked for on its own, so that one kind
-    // (or many ok calls) never pushes another out of the window.
-    fresh ? auditCache.pages : Promise.all(PROBLEM_OUTCOMES.map((o) => opt(api.get(`/api/audit?outcome=${o}&limit=200`))))
-      .then((pages) => { auditCache = { at: Date.now(), pages }; return pages; }),
-    opt(api.get('/api/approvals')),
-  ]);
-  return { health, agents, mcp, a2a, runs, audit, approvals };
-}
+// The parts of the page: how each is read, and which notices of the
+// change stream make it read again.
+const PARTS = {
+  agents: { topics: ['agents'], load: () => opt(api.get('/api/agents')) },
+  mcp: { topics: ['mcp'], load: () => opt(api.get('/api/mcp/servers')) },
+  // External agents are discovered at start; asked again only while one
+  // is not (below).
+  a2a: { topics: [], load: () => opt(api.get('/api/a2a/agents')) },
+  runs: { topics: ['runs'], load: () => opt(api.get('/api/runs')) },
+  // Each kind of failing call is asked for on its own, so that one kind
+  // (or many ok calls) never pushes another out of the window; an ok
+  // call changes none of them.
+  audit: {
+    topics: ['audit'], accept: (c) => c.what !== 'ok',
+    load: () => Promise.all(PROBLEM_OUTCOMES.map((o) => opt(api.get(`/api/audit?outcome=${o}&limit=200`)))),
+  },
+  approvals: { topics: ['approvals'], load: () => opt(api.get('/api/approvals')) },
+};
 
 function stat(label, value, detail, id) {
   return h('div', { class: 'card stat', id }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value), h('div', { class: 'detail' }, detail));
@@ -65,7 +68,7 @@ function serversCard(d) {
         { v: String(s.tools_count), class: 'num' },
         { v: String(s.reconnects), class: 'num' },
         s.last_error ? h('span', { class: 'small', title: s.last_error }, short(plainError(s.last_error), 90))
-          : s.last_down_at ? h('span', { class: 'small muted', title: s.last_down_error || '' }, `down ${ago(s.last_down_at)}: `, short(plainError(s.last_down_error), 70))
+          : s.last_down_at ? h('span', { class: 'small muted', title: s.last_down_error || '' }, 'down ', timeAgo(s.last_down_at), ': ', short(plainError(s.last_down_error), 70))
             : h('span', { class: 'faint' }, '—'),
       ],
       class: `server-row server-${s.name}`,
@@ -174,7 +177,8 @@ export function problems(d, now = Date.now()) {
         detail: plainError(s.last_error || s.last_down_error), count: 1, link, server: s.name });
     } else if (s.state === 'connected' && s.last_down_at && now - new Date(s.last_down_at) < RESTART_WINDOW_MS) {
       out.push({ key: `mcp:${s.name}`, kind: 'warn', at: s.last_down_at, what: `MCP server ${s.name} restarted`,
-        detail: `${plainError(s.last_down_error)} · back ${s.connected_since ? ago(s.connected_since) : ''}, ${s.reconnects} reconnect${s.reconnects === 1 ? '' : 's'} so far`, count: 1, link, server: s.name });
+        // "back … ago" is a clock of the page (it moves on by itself).
+        detail: plainError(s.last_down_error), back: s.connected_since, reconnects: s.reconnects, count: 1, link, server: s.name });
     }
   }
   const groups = new Map();
@@ -208,7 +212,8 @@ function problemsCard(d) {
       h('div', { class: 'problem-main' },
         h('div', null, p.link ? h('a', { href: p.link }, h('strong', null, p.what)) : h('strong', null, p.what),
           p.count > 1 ? h('span', { class: 'badge problem-count', title: 'times in the window' }, `×${p.count}`) : null),
-        p.detail ? h('div', { class: 'small muted problem-detail', title: p.detail }, short(p.detail)) : null),
+        p.detail || p.back ? h('div', { class: 'small muted problem-detail', title: p.detail }, short(p.detail),
+          p.back ? [' · back ', timeAgo(p.back), `, ${p.reconnects} reconnect${p.reconnects === 1 ? '' : 's'} so far`] : null) : null),
       h('span', { class: 'small faint problem-when' }, p.at ? timeAgo(p.at) : 'now'))));
   return card('Recent problems', failing ? `${failing} failing or refused call${failing === 1 ? '' : 's'} in the audit log` : '', body, 'ov-problems');
 }
@@ -222,7 +227,7 @@ function render(d) {
     problemsCard(d),
     h('div', { class: 'grid stats' },
       stat('Status', [h('span', { class: 'dot ok' }), d.health.status], `version ${d.health.version}`, 'stat-status'),
-      stat('Uptime', duration(d.health.uptime_seconds), 'since the daemon started', 'stat-uptime'),
+      stat('Uptime', h('span', { dataset: { uptime: '' } }, duration(d.health.uptime_seconds)), 'since the daemon started', 'stat-uptime'),
       stat('Agents', String((d.agents.agents || []).length), 'config and API', 'stat-agents'),
       stat('MCP servers', `${up}/${servers.length}`, 'connected', 'stat-mcp'),
       stat('Runs', String(runs.filter((r) => r.running).length), `running · ${runs.filter((r) => r.error).length} failed recently`, 'stat-runs'),
@@ -232,25 +237,41 @@ function render(d) {
 }
 
 export default async function overview(ctx) {
-  auditCache = { at: 0, pages: null }; // a visit starts fresh
   const body = h('div', { id: 'overview-body' });
-  replace(ctx.main,
-    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live; refreshes every 5 seconds')),
+  patch(ctx.main,
+    h('div', { class: 'page-head' }, h('h1', null, 'Overview'), h('span', { class: 'sub' }, 'live: updates as things change')),
     body);
-  let last = null;
-  ctx.every(5000, async () => {
-    let d;
-    try {
-      d = await load();
-    } catch (e) {
-      replace(body, errorBox(e));
-      last = null;
+  const d = {};
+  const draw = () => {
+    if (Object.keys(PARTS).some((k) => !(k in d))) return; // the first reads are not all in
+    const hl = hello();
+    // The health is the change stream's; its uptime moves on locally.
+    const health = hl ? { status: hl.status, version: hl.version, uptime_seconds: uptimeSeconds() } : { status: 'ok', version: '', uptime_seconds: 0 };
+    const [problemsEl, stats, grid] = render({ ...d, health });
+    if (!body.firstChild) {
+      patch(body, problemsEl, stats, grid);
       return;
     }
-    // Redraw only what changed, so focus and scroll stay put.
-    const key = { ...d, health: { ...d.health, uptime_seconds: Math.floor(d.health.uptime_seconds / 60) } };
-    if (last && same(last, key)) return;
-    last = key;
-    replace(body, render(d));
+    // Card by card, so a card that did not change keeps its focus,
+    // scroll and open details.
+    patch(body.children[0], ...problemsEl.childNodes);
+    patch(body.children[1], ...stats.childNodes);
+    patch(body.children[2], ...grid.childNodes);
+  };
+  for (const [name, part] of Object.entries(PARTS)) {
+    ctx.live(part.topics, async () => {
+      d[name] = await part.load();
+      draw();
+    }, { accept: part.accept });
+  }
+  // A new hello (a reconnect) brings the health.
+  ctx.onLeave(onStatus(() => draw()));
+  // A remote A2A agent still being discovered (or unreachable) is asked
+  // about again every 30 s; once all are reachable, never.
+  ctx.every(30_000, async () => {
+    const list = d.a2a?.agents || [];
+    if (!list.some((a) => !a.discovered)) return;
+    d.a2a = await PARTS.a2a.load();
+    draw();
   });
 }

@@ -2,7 +2,7 @@
 // started it; search, read the transcript, continue it in Chat, delete.
 
 import { api, qs } from '../api.js';
-import { h, replace, badge, empty, errorBox, timeAgo, time, debounce, same, confirmInPage } from '../dom.js';
+import { h, replace, badge, empty, errorBox, timeAgo, time, debounce, same, confirmInPage, patch } from '../dom.js';
 import { Transcript } from '../transcript.js';
 
 const PAGE = 50;
@@ -41,12 +41,12 @@ export default async function sessions(ctx) {
     if (shown && same(shown, ss)) return;
     shown = ss;
     if (ss.length === 0) {
-      replace(list, q || agentSel.value
+      patch(list, q || agentSel.value
         ? empty('No session matches', 'Try other words, or clear the filters.')
         : empty('No sessions yet', 'Start one on the ', h('a', { href: '#/chat' }, 'Chat'), ' page, or from any MCP, A2A or ACP client.'));
       return;
     }
-    replace(list, ss.map((s) => h('a', {
+    patch(list, ss.map((s) => h('a', {
       class: 'list-item', role: 'listitem', href: `#/sessions/${encodeURIComponent(s.id)}${location.hash.includes('?') ? `?${location.hash.split('?')[1]}` : ''}`,
       'aria-current': s.id === selected ? 'true' : null, dataset: { session: s.id },
     },
@@ -109,5 +109,6 @@ export default async function sessions(ctx) {
     if (!(s.messages || []).length) replace(log, empty('No messages', 'This session is empty.'));
   }
 
-  ctx.every(5000, () => Promise.all([loadList(), loadDetail()]));
+  // A run that ended changed a session (new messages, a new session).
+  ctx.live(['runs'], () => Promise.all([loadList(), loadDetail()]), { accept: (c) => c.what !== 'started', gap: 1000 });
 }

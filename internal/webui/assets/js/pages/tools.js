@@ -5,7 +5,7 @@
 // principal.
 
 import { api, ApiError } from '../api.js';
-import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL, confirmInPage } from '../dom.js';
+import { h, replace, badge, stateBadge, empty, errorBox, table, field, showFieldErrors, clearFieldErrors, pretty, same, debounce, dataURL, confirmInPage, patch } from '../dom.js';
 import { icon } from '../icons.js';
 import { unwrap } from '../transcript.js';
 
@@ -178,11 +178,11 @@ async function serverDetail(ctx, name) {
     if (last && same(last, [s, cfg])) return;
     last = [s, cfg];
     if (!s) {
-      replace(box, empty(`No MCP server named ${name}`, h('a', { href: '#/tools' }, 'Back to tools and servers')));
+      patch(box, empty(`No MCP server named ${name}`, h('a', { href: '#/tools' }, 'Back to tools and servers')));
       return;
     }
     const t = cfg?.transport || {};
-    replace(box,
+    patch(box,
       h('header', null, h('h2', null, s.name), stateBadge(s.state), h('span', { class: 'spacer' }), serverActions(ctx, s, cfg, () => { last = null; load(); })),
       h('dl', { class: 'kv' },
         h('dt', null, 'Transport'), h('dd', null, s.transport),
@@ -204,7 +204,7 @@ async function serverDetail(ctx, name) {
         : table(['Tool', 'Upstream name', 'Description'], s.tools.map((x) => [
           h('a', { href: `#/tools/${encodeURIComponent(x.name)}` }, h('span', { class: 'mono' }, x.name)), h('span', { class: 'mono small' }, x.upstream), h('span', { class: 'small' }, x.description)])));
   };
-  ctx.every(2000, load);
+  ctx.live(['mcp'], load, { accept: (c) => c.id === name });
   return box;
 }
 
@@ -411,14 +411,14 @@ export default async function tools(ctx) {
       const d = await api.get('/api/mcp/servers');
       if (lastServers && same(lastServers, d)) return;
       lastServers = d;
-      replace(serversBox, serversTable(ctx, d, () => { lastServers = null; loadServers(); }));
+      patch(serversBox, serversTable(ctx, d, () => { lastServers = null; servers.now(); }));
     } catch (e) {
       replace(serversBox, errorBox(e));
     }
   };
   addBtn.addEventListener('click', () => {
     if (addSlot.firstChild) { replace(addSlot); return; }
-    replace(addSlot, addServerForm(ctx, (added) => { replace(addSlot); if (added) { lastServers = null; loadServers(); } }));
+    replace(addSlot, addServerForm(ctx, (added) => { replace(addSlot); if (added) { lastServers = null; servers.now(); } }));
     addSlot.querySelector('input')?.focus();
   });
 
@@ -426,7 +426,7 @@ export default async function tools(ctx) {
   const drawTools = () => {
     const q = search.value.trim().toLowerCase();
     const list = specs.filter((sp) => (!origin.value || sp.origin === origin.value) && (!q || sp.name.toLowerCase().includes(q) || (sp.description || '').toLowerCase().includes(q)));
-    replace(toolsBox, list.length === 0
+    patch(toolsBox, list.length === 0
       ? empty(specs.length ? 'No tool matches' : 'No tools you may call', specs.length ? 'Clear the filter.' : 'Your principal\'s tools list allows none.')
       : table(['Tool', 'Origin'], list.map((sp) => ({
         class: sp.name === first ? 'selected' : '',
@@ -458,6 +458,6 @@ export default async function tools(ctx) {
   } else if (!first) {
     replace(side, empty('Pick a tool', 'Its schema shows here, and you can call it by hand.'));
   }
-  ctx.every(2000, loadServers);
-  ctx.every(10000, loadTools);
+  const servers = ctx.live(['mcp'], loadServers);
+  ctx.live(['tools'], loadTools);
 }
