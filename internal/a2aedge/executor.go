@@ -10,6 +10,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -68,9 +69,10 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		if r := x.s.run(ec.TaskID); r != nil {
+			r.byClient.Store(true)
 			r.cancel()
 		}
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "canceled at the client's request")), nil)
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, cancelledByClientText)), nil)
 	}
 }
 
@@ -207,7 +209,18 @@ type run struct {
 	// first excludes the other.
 	final     *a2a.Task
 	handedOff bool
+	// byClient is set when an A2A client's CancelTask stopped the run:
+	// the run's own end then reports the cancel as Cancel does, whichever
+	// of the two a2a-go stores last.
+	byClient atomic.Bool
 }
+
+// How a task's end reads when a client cancelled it, and when it stopped
+// otherwise (agentd shutting down, the run's context gone).
+const (
+	cancelledByClientText = "canceled at the client's request"
+	stoppedText           = "the run was stopped before it finished (canceled, or agentd shut down)"
+)
 
 // item is one thing the run reports: a kernel event, a question, or the
 // end of a model-free run.
@@ -491,7 +504,11 @@ func (r *run) finish(ec *a2asrv.ExecutorContext, e *agent.Event, text *strings.B
 		return false
 	}
 	if e.StopReason == agent.StopCancelled {
-		return yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, "the run was stopped before it finished (canceled, or agentd shut down)")), nil)
+		why := stoppedText
+		if r.byClient.Load() {
+			why = cancelledByClientText
+		}
+		return yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, agentText(ec, why)), nil)
 	}
 	var msg *a2a.Message
 	if answer != "" {

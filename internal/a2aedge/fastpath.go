@@ -179,7 +179,7 @@ func finishedTask(ec *a2asrv.ExecutorContext, it *item) *a2a.Task {
 		t.Status = a2a.TaskStatus{State: a2a.TaskStateFailed, Message: agentText(ec, "the agent failed: "+e.Error), Timestamp: &now}
 		return t
 	case e.StopReason == agent.StopCancelled:
-		t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentText(ec, "the run was stopped before it finished (canceled, or agentd shut down)"), Timestamp: &now}
+		t.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: agentText(ec, stoppedText), Timestamp: &now}
 		return t
 	}
 	answer := ""

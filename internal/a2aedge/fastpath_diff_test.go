@@ -3,6 +3,7 @@ package a2aedge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/agentd/agentd/internal/llm/llmtest"
+	"github.com/agentd/agentd/internal/store"
 )
 
 // TestBlockingFastPathMatchesSDK sends the same blocking messages through
@@ -173,7 +175,15 @@ func TestBlockingLongRunMatchesSDK(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// A run the fast path started defers its new session to
+				// its first write; cancelled before one, it stores the
+				// session with the user's message as it returns, which
+				// may come a moment after the cancel's answer.
 				msgs, err := f.db.Messages(ctx, task.ContextID)
+				for deadline := time.Now().Add(5 * time.Second); errors.Is(err, store.ErrNotFound) && time.Now().Before(deadline); {
+					time.Sleep(5 * time.Millisecond)
+					msgs, err = f.db.Messages(ctx, task.ContextID)
+				}
 				if err != nil || len(msgs) == 0 || len(msgs) > 2 || msgs[0].Role != "user" {
 					t.Errorf("session messages %+v (%v), want the user's and at most one reply: one run", msgs, err)
 				}
