@@ -277,5 +277,5 @@ func releaseTags(root string) (string, error) {
 			return strings.TrimSpace(v), nil
 		}
 	}
-	return "", errors.New("Makefile: no GOTAGS line")
+	return "", errors.New("no GOTAGS line in the Makefile")
 }
