@@ -7,7 +7,11 @@
 // call, follows the same task on its new session.
 //
 // Tools:
-//   slow_report {topic, steps, step_ms, fail, ask}  taskSupport "required"
+//   slow_report {topic, steps, step_ms, fail, ask, answer_delay_ms}
+//                                               taskSupport "required";
+//                                               answer_delay_ms holds the
+//                                               task's handle back after
+//                                               the task exists
 //               ask: after step 1 the task turns input_required and asks
 //               its client (elicitation/create, delivered on tasks/result)
 //               which tide; the report names the answer
@@ -123,6 +127,7 @@ function newServer() {
     createTask: async (args, extra) => {
       const task = await extra.taskStore.createTask({ ttl: 120000, pollInterval: 200 });
       run(task.taskId, args, extra.sendRequest).catch((e) => store.updateTaskStatus(task.taskId, 'failed', String(e)));
+      if (args.answer_delay_ms) await sleep(args.answer_delay_ms);
       return { task };
     },
     getTask: async (_args, extra) => extra.taskStore.getTask(extra.taskId),
@@ -136,6 +141,7 @@ function newServer() {
       step_ms: z.number().optional(),
       fail: z.boolean().optional(),
       ask: z.boolean().optional(),
+      answer_delay_ms: z.number().optional(),
     },
     execution: { taskSupport: 'required' },
   }, handler);

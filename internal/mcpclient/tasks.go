@@ -75,6 +75,12 @@ const (
 // taskCancelWait bounds the tasks/cancel sent for a call given up.
 const taskCancelWait = 5 * time.Second
 
+// taskCreateGrace bounds how long a task-creating call waits for its
+// answer after the call was given up (see taskCall); within stuckGrace,
+// so a server that stopped reading is still failed by the stuck-call
+// watch.
+const taskCreateGrace = time.Second
+
 // maxTaskRetries bounds the consecutive failed follow-ups of one task on
 // a link that stays up (the failure is then the server's, not the link's).
 const maxTaskRetries = 3
@@ -410,10 +416,29 @@ func (s *server) taskCall(ctx context.Context, sess *session, upstream string, a
 	params.Meta = mcp.Meta{"progressToken": token}
 	telemetry.InjectMeta(ctx, params.Meta)
 	stop := f.attach(cctx, sess)
+	// The creating call outlives a cancel by up to taskCreateGrace: the
+	// server may have made the task already, and only its id, in the
+	// answer, lets tasks/cancel stop it. Cut off at once, it would run on
+	// upstream, orphaned.
+	createCtx, endCreate := context.WithCancel(context.WithoutCancel(cctx))
+	var grace atomic.Pointer[time.Timer]
+	unwatch := context.AfterFunc(cctx, func() { grace.Store(time.AfterFunc(taskCreateGrace, endCreate)) })
 	task, res, err := sess.tasks.create(token, func() (*mcp.CallToolResult, error) {
-		return mcp.CallCustomMethod[*taskCallParams, *mcp.CallToolResult](cctx, sess.cs, "tools/call", params)
+		return mcp.CallCustomMethod[*taskCallParams, *mcp.CallToolResult](createCtx, sess.cs, "tools/call", params)
 	})
+	unwatch()
+	if tm := grace.Load(); tm != nil {
+		tm.Stop()
+	}
+	endCreate()
 	stop()
+	if cctx.Err() != nil {
+		if task != nil {
+			f.report(task)
+			f.cancelUpstream(ctx)
+		}
+		return nil, sess, f.timeout(cctx, context.Cause(cctx))
+	}
 	if err != nil || task == nil {
 		// No task: the call failed, or the server answered it at once.
 		return res, sess, f.timeout(cctx, err)

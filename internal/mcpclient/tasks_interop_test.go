@@ -215,8 +215,23 @@ func TestTasksUpstreamCallSurvivesReconnect(t *testing.T) {
 }
 
 // TestTasksUpstreamCancel: a call given up sends tasks/cancel for its
-// task, which the upstream sees before the call returns, and stops.
+// task, which the upstream sees before the call returns, and stops; also
+// when the call is given up while the creating call is still unanswered
+// (the upstream made the task, its answer is on its way): agentd waits
+// for the answer, briefly, to learn the id to cancel.
 func TestTasksUpstreamCancel(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		answerDelay int // ms the upstream holds the task's handle back
+	}{
+		{"created", 0},
+		{"while creating", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testTasksUpstreamCancel(t, tc.answerDelay) })
+	}
+}
+
+func testTasksUpstreamCancel(t *testing.T, answerDelay int) {
 	u := startTasksUpstream(t)
 	m := newTestManager(t, testOptions(nil))
 	if err := m.Add(t.Context(), u.entry("")); err != nil {
@@ -230,7 +245,7 @@ func TestTasksUpstreamCancel(t *testing.T) {
 	ex := &Exchange{}
 	errc := make(chan error, 1)
 	go func() {
-		_, err := callRelay(ctx, tl, map[string]any{"topic": "kelp", "steps": 50, "step_ms": 200}, ex)
+		_, err := callRelay(ctx, tl, map[string]any{"topic": "kelp", "steps": 50, "step_ms": 200, "answer_delay_ms": answerDelay}, ex)
 		errc <- err
 	}()
 	var id string
