@@ -3,6 +3,7 @@
 package reliability
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -259,11 +260,40 @@ func doHTTP(ctx context.Context, hc *http.Client, method, url string, body any, 
 		return reply{}, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := readBody(resp)
 	if err != nil {
 		return reply{}, err
 	}
 	return reply{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
+}
+
+// readBody reads resp's body to its end, except the change stream's
+// (GET /api/events), which never ends: of it, the first event, hello, is
+// what a request can check.
+func readBody(resp *http.Response) ([]byte, error) {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return io.ReadAll(resp.Body)
+	}
+	br := bufio.NewReader(resp.Body)
+	var first bytes.Buffer
+	for {
+		line, err := br.ReadString('\n')
+		first.WriteString(line)
+		if err != nil {
+			if err == io.EOF {
+				return first.Bytes(), nil
+			}
+			return nil, err
+		}
+		if line == "\n" {
+			break
+		}
+	}
+	if strings.Contains(first.String(), "event: hello\n") {
+		return first.Bytes(), nil
+	}
+	rest, err := io.ReadAll(br)
+	return append(first.Bytes(), rest...), err
 }
 
 // apiError is the API's stable error shape.
