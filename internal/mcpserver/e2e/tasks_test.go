@@ -234,7 +234,9 @@ func TestMCPTasksThroughAgentdMCP(t *testing.T) {
 // the task's text, and {agent, task_id, context_id, state}.
 func TestMCPTasksOfBridgeTools(t *testing.T) {
 	nodeBin := node(t)
-	fake := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "Bridged."}))
+	// The answer takes a moment, so the task is still working when its
+	// handle is answered (an instant one may already be completed then).
+	fake := llmtest.NewOpenAIServer(t, llmtest.Always(llmtest.Reply{Text: "Bridged.", Chunks: 2, Delay: 300 * time.Millisecond}))
 	e := writeConfig(t, tasksConfig(fake.URL))
 	_, base := serveDaemon(t, e)
 	const tool = "a2a_local_helper_bot"
