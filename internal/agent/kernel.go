@@ -532,6 +532,11 @@ func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Ma
 	}
 	// Claimed before the history is read, so that no other turn of the
 	// session can append to it between the read and this turn's writes.
+	// From here the turn is accepted: a stop that comes now (a client's
+	// cancel right after the start) ends the run, but does not cut off the
+	// claim or the storing of the user's input, which the session keeps
+	// as with a stop any later.
+	ctx = context.WithoutCancel(ctx)
 	if err := k.acquire(ctx, id); err != nil {
 		return store.Session{ID: id}, nil, nil, err
 	}
