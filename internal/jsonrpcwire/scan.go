@@ -343,3 +343,35 @@ func Members(data []byte, f func(key, value []byte) bool) bool {
 	s.space()
 	return s.i == len(s.b)
 }
+
+// Elements calls f with each element of the JSON array data, in order, as
+// raw values. It stops when f returns false, and reports whether data is
+// one array, with nothing after it, whose every element f accepted. Like
+// Members, it skips values without checking them: call it on data
+// json.Valid accepts. mcpclient reads a tool result's content with it.
+func Elements(data []byte, f func(value []byte) bool) bool {
+	s := scanner{b: data}
+	s.space()
+	if !s.eat('[') {
+		return false
+	}
+	s.space()
+	if !s.eat(']') {
+		for {
+			s.space()
+			start := s.i
+			if !s.value(0) || !f(data[start:s.i]) {
+				return false
+			}
+			s.space()
+			if s.eat(']') {
+				break
+			}
+			if !s.eat(',') {
+				return false
+			}
+		}
+	}
+	s.space()
+	return s.i == len(s.b)
+}

@@ -198,3 +198,35 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+func FuzzElements(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ 1 , "a" , {"b":[2]} ] `, `[[],[[]]]`, `{"a":1}`, `[1] []`, `[null,true,false,-1.5e3]`, `["]",","]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return // Elements is only for valid JSON
+		}
+		var vals [][]byte
+		ok := Elements(data, func(v []byte) bool {
+			vals = append(vals, v)
+			return true
+		})
+		var arr []json.RawMessage
+		isArr := json.Unmarshal(data, &arr) == nil && arr != nil // null decodes to a nil slice
+		if ok != isArr {
+			t.Fatalf("Elements %v, encoding/json sees an array: %v", ok, isArr)
+		}
+		if !ok {
+			return
+		}
+		if len(vals) != len(arr) {
+			t.Fatalf("%d elements, encoding/json %d", len(vals), len(arr))
+		}
+		for i, v := range vals {
+			if !bytes.Equal(bytes.TrimSpace(v), bytes.TrimSpace(arr[i])) {
+				t.Fatalf("element %d: %q, encoding/json %q", i, v, arr[i])
+			}
+		}
+	})
+}

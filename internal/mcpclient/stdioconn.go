@@ -54,6 +54,9 @@ type stdioConn struct {
 	batchMu sync.Mutex
 	batched map[jsonrpc.ID]bool
 
+	// direct are the tools/calls agentd wrote itself (directcall.go).
+	direct directCalls
+
 	closeOnce sync.Once
 	closing   chan struct{} // closed before the pipes are
 	closeErr  error
@@ -62,8 +65,23 @@ type stdioConn struct {
 var _ mcp.Connection = (*stdioConn)(nil)
 
 // Read implements mcp.Connection: the next message, decoded in the
-// caller's goroutine.
+// caller's goroutine. Responses to the calls agentd wrote itself go to
+// their callers instead. The SDK's read loop ends at the first error, so
+// an error also ends every direct call.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.read(ctx)
+		if err != nil {
+			c.direct.fail(err, false)
+			return nil, err
+		}
+		if !c.direct.deliver(msg) {
+			return msg, nil
+		}
+	}
+}
+
+func (c *stdioConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -180,6 +198,8 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)
+		// As Read will say to the SDK's calls once the pipes are closed.
+		c.direct.fail(io.EOF, true)
 		c.closeErr = errors.Join(c.r.Close(), c.w.Close())
 	})
 	return c.closeErr

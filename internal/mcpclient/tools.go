@@ -167,7 +167,7 @@ func (s *server) upstreamCall(ctx context.Context, sess *session, upstream strin
 	})
 	defer stopWatch()
 
-	res, err := sess.cs.CallTool(cctx, params)
+	res, err := sessionCallTool(cctx, sess, params)
 	if err == nil {
 		res, err = s.inputRounds(cctx, sess, in, params, res)
 	}
@@ -182,6 +182,15 @@ func (s *server) upstreamCall(ctx context.Context, sess *session, upstream strin
 		}
 	}
 	return res, err
+}
+
+// sessionCallTool is sess.cs.CallTool, made by agentd itself on a stdio link of
+// the initialize era (directcall.go).
+func sessionCallTool(ctx context.Context, sess *session, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if c, ok := sess.conn.(*stdioConn); ok && !isStateless(sess) {
+		return c.callTool(ctx, params)
+	}
+	return sess.cs.CallTool(ctx, params)
 }
 
 // timeoutError is a call ended by its idle timeout or the hard cap.
