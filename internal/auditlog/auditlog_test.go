@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -326,5 +327,78 @@ func TestDurableNoLinger(t *testing.T) {
 		if recs, _ := g.QueryAudit(context.Background(), store.AuditFilter{}); len(recs) != 3 {
 			t.Fatalf("%d records committed, want 3", len(recs))
 		}
+	})
+}
+
+// TestDurableWaitsForSiblings: a durable record whose commit could take
+// the records of calls under way (Ahead) waits up to siblingWait for
+// them, and they share its commit; alone (nothing ahead), a record is
+// committed at once; after a wait in which nothing came (the calls under
+// way are slow), the next siblingSkip commits do not wait.
+func TestDurableWaitsForSiblings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		close(g.release)
+		w := New(g, &Options{Durable: true})
+		defer w.Close()
+		ctx := context.Background()
+		batches := func() []int {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			var n []int
+			for _, b := range g.batches {
+				n = append(n, len(b))
+			}
+			g.batches = nil
+			return n
+		}
+		// Three calls under way; the first's record arrives, the others
+		// 100 and 200 µs later: one commit for the three, when the last
+		// arrives. (Two arriving at the same instant may be split: the
+		// writer stops waiting once nothing is ahead, which the second
+		// says just before its record is queued.)
+		w.Ahead(3)
+		start := time.Now()
+		done := make(chan time.Duration, 3)
+		for i := range 3 {
+			go func() {
+				time.Sleep(time.Duration(i) * 100 * time.Microsecond)
+				w.Ahead(-1)
+				w.AppendAudit(ctx, store.AuditRecord{Tool: fmt.Sprint("t", i)})
+				done <- time.Since(start)
+			}()
+		}
+		for range 3 {
+			if d := <-done; d != 200*time.Microsecond {
+				t.Errorf("an append returned after %v, want 200µs (when the last sibling joined)", d)
+			}
+		}
+		if b := batches(); !slices.Equal(b, []int{3}) {
+			t.Fatalf("batches %v, want one of 3", b)
+		}
+
+		// Alone: no wait.
+		start = time.Now()
+		w.AppendAudit(ctx, store.AuditRecord{Tool: "alone"})
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("an append with nothing ahead took %v", d)
+		}
+
+		// A slow call under way: the first record waits siblingWait in
+		// vain, the next siblingSkip do not wait, then waiting resumes.
+		w.Ahead(1)
+		for i := range siblingSkip + 2 {
+			start = time.Now()
+			w.AppendAudit(ctx, store.AuditRecord{Tool: "short"})
+			want := time.Duration(0)
+			if i == 0 || i == siblingSkip+1 {
+				want = siblingWait
+			}
+			if d := time.Since(start); d != want {
+				t.Fatalf("append %d beside a slow call took %v, want %v", i, d, want)
+			}
+		}
+		w.Ahead(-1)
+		batches()
 	})
 }

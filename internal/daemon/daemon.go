@@ -210,6 +210,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Daemon, error)
 		MaxImageBytes:  cfg.Tools.MaxResultImageBytes,
 		LoopGuard:      cfg.Tools.LoopGuard,
 		Audit:          auditFeed{d.Audit, d.Changes},
+		AuditAhead:     d.Audit.Ahead,
 		Logger:         log.With("component", "tools"),
 		Meter:          meter,
 		Tracer:         tracer,

@@ -100,6 +100,11 @@ type RunnerOptions struct {
 	MaxImageBytes int
 	LoopGuard     int      // the Nth identical consecutive call is refused; default 3
 	Audit         AuditLog // nil = no audit (tests only)
+	// AuditAhead, when set, is told +1 when a call enters the pipeline
+	// and -1 just before its record is appended, so that a group-
+	// committing audit log knows records are coming and can let them
+	// join the commit (auditlog.Writer.Ahead).
+	AuditAhead func(delta int)
 	// Operator answers approval requests of runs whose edge cannot ask
 	// (a scope without an Approver): the dashboard's Approvals. nil =
 	// such calls are denied at once.
@@ -320,15 +325,36 @@ func (s *Scope) Do(ctx context.Context, req Request) Outcome {
 	if s.r.obs != nil {
 		ctx, span = s.r.obs.start(ctx, s, call)
 	}
+	arriving := s.auditAhead()
+	defer arriving() // a tool that panics
 	out := s.call(ctx, call, progress, req.Relay)
 	out.Duration = time.Since(start)
 	out.Result.CallID = call.ID
 	out.Result.Name = call.Name
+	arriving()
 	s.audit(ctx, call, out)
 	if s.r.obs != nil {
 		s.r.obs.end(ctx, span, call, out)
 	}
 	return out
+}
+
+// auditAhead tells RunnerOptions.AuditAhead that a call's record is
+// coming, and returns what tells it the record is arriving (once, however
+// often it is called).
+func (s *Scope) auditAhead() func() {
+	ahead := s.r.opts.AuditAhead
+	if ahead == nil || s.r.opts.Audit == nil {
+		return func() {}
+	}
+	ahead(1)
+	done := false
+	return func() {
+		if !done {
+			done = true
+			ahead(-1)
+		}
+	}
 }
 
 func (s *Scope) call(ctx context.Context, call llm.ToolCall, progress func(string, float64, float64), relay Relay) Outcome {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -523,4 +525,50 @@ func TestAuditDetailOfAnUntrustedErrorIsItsText(t *testing.T) {
 	if got := UnwrapUntrusted("plain text"); got != "plain text" {
 		t.Fatalf("UnwrapUntrusted(plain) = %q", got)
 	}
+}
+
+// TestAuditAhead: AuditAhead hears of each call's record while the tool
+// runs (+1) and is told it is arriving (-1) before the record is
+// appended, whatever the call's outcome; a tool that panics does not
+// leave its call counted.
+func TestAuditAhead(t *testing.T) {
+	var ahead atomic.Int64
+	during := map[string]int64{}
+	ok := newTool("ok", OriginBuiltin)
+	ok.fn = func(context.Context, *Call) (Result, error) {
+		during["ok"] = ahead.Load()
+		return Result{Content: "fine"}, nil
+	}
+	boom := newTool("boom", OriginBuiltin)
+	boom.fn = func(context.Context, *Call) (Result, error) { panic("tool bug") }
+	reg := NewRegistry()
+	reg.Add(ok, boom)
+	var atAppend []int64
+	r := NewRunner(reg, RunnerOptions{
+		Audit:      auditFunc(func(store.AuditRecord) { atAppend = append(atAppend, ahead.Load()) }),
+		AuditAhead: func(d int) { ahead.Add(int64(d)) },
+	})
+	s := r.Scope(ScopeParams{Rules: &policy.Rules{Capabilities: []string{"*"}}})
+	s.Call(t.Context(), call("ok", `{}`), nil)
+	s.Call(t.Context(), call("missing", `{}`), nil) // refused before any tool runs
+	func() {
+		defer func() { _ = recover() }()
+		s.Call(t.Context(), call("boom", `{}`), nil)
+	}()
+	if during["ok"] != 1 {
+		t.Errorf("while the tool ran, %d records were ahead, want 1", during["ok"])
+	}
+	if !slices.Equal(atAppend, []int64{0, 0}) {
+		t.Errorf("ahead at each append: %v, want [0 0]", atAppend)
+	}
+	if n := ahead.Load(); n != 0 {
+		t.Errorf("%d records still ahead after the calls", n)
+	}
+}
+
+type auditFunc func(store.AuditRecord)
+
+func (f auditFunc) AppendAudit(_ context.Context, r store.AuditRecord) (int64, error) {
+	f(r)
+	return 0, nil
 }
