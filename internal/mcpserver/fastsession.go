@@ -400,7 +400,12 @@ type fastStream struct {
 
 // event writes msg as one event, as the SDK's writeEvent does (one
 // write, then a flush), unless the stream is closed or the client
-// cancelled the call (answerFilter drops those on the SDK's path).
+// cancelled the call (answerFilter drops those on the SDK's path). The
+// last event is not flushed: the handler returns right after it, and
+// net/http then sends it with the end of the response in one write (as
+// one body with a Content-Length when it is the only event), where a
+// flush would cost a write of its own: 7% of agentd's CPU per gateway
+// call at c=16.
 func (st *fastStream) event(msg []byte, last bool) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -418,7 +423,9 @@ func (st *fastStream) event(msg []byte, last bool) error {
 	if _, err := st.w.Write(ev); err != nil {
 		return err
 	}
-	_ = http.NewResponseController(st.w).Flush()
+	if !last {
+		_ = http.NewResponseController(st.w).Flush()
+	}
 	return nil
 }
 

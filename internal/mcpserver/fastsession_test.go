@@ -555,3 +555,37 @@ func onFastPathAfter(h *harness, s *rawSession, body string) bool {
 	p, _, _ := h.srv.route(r, h.srv.gateways["up"], []byte(body))
 	return p == pathSessionFast
 }
+
+// TestSessionFastAnswerFraming: a call answered by one event on the
+// session fast path leaves in one body with a Content-Length (its one
+// event is not flushed on its own); a call that asks the client for its
+// roots first still gets that request flushed to the client before its
+// answer, so it can be answered.
+func TestSessionFastAnswerFraming(t *testing.T) {
+	h, url := sessionFastHarness(t)
+	s := openSession(t, url+"/mcp/gateway/up")
+	defer s.close()
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"say-hi","arguments":{}}}`
+	if !plannedFast(h, "/mcp/gateway/up", s.sid, body) {
+		t.Fatal("the call was not planned on the fast path")
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp/gateway/up", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(headerSessionID, s.sid)
+	req.Header.Set(headerProtocolVersion, "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ContentLength != int64(len(raw)) || len(resp.TransferEncoding) != 0 || !strings.HasPrefix(string(raw), "event: message\ndata: ") {
+		t.Fatalf("answer: Content-Length %d, Transfer-Encoding %v, body %q", resp.ContentLength, resp.TransferEncoding, raw)
+	}
+	// roots: the server's request, answered by post, then the answer.
+	a, _ := s.post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"roots","arguments":{}}}`)
+	if b, _ := json.Marshal(a.Messages); len(a.Messages) != 2 || !strings.Contains(string(b), "file:///work") {
+		t.Fatalf("roots call: %+v", a)
+	}
+}
