@@ -113,7 +113,7 @@ type Kernel struct {
 	obs  *observer // nil when neither metrics nor traces are on
 
 	mu   sync.Mutex
-	busy map[string]bool // session ids with a run in progress
+	busy map[string]*turnClaim // by session id: the turn in progress
 
 	draining atomic.Bool // see Drain
 
@@ -140,7 +140,7 @@ func New(opts Options) *Kernel {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	k := &Kernel{opts: opts, log: log, busy: map[string]bool{}, obs: newObserver(opts), runs: newRunLog()}
+	k := &Kernel{opts: opts, log: log, busy: map[string]*turnClaim{}, obs: newObserver(opts), runs: newRunLog()}
 	k.specs.list, k.specs.send = agentListSpec(), agentSendSpec()
 	return k
 }
@@ -536,10 +536,10 @@ func (k *Kernel) openSession(ctx context.Context, req *RunRequest, m manifest.Ma
 	// cancel right after the start) ends the run, but does not cut off the
 	// claim or the storing of the user's input, which the session keeps
 	// as with a stop any later.
-	ctx = context.WithoutCancel(ctx)
 	if err := k.acquire(ctx, id); err != nil {
 		return store.Session{ID: id}, nil, nil, err
 	}
+	ctx = context.WithoutCancel(ctx)
 	if deferNew && req.SessionID == "" {
 		s := k.newSession(req, m, id)
 		first, err := storedMessage(input)
@@ -706,27 +706,69 @@ func storedMessage(msg llm.Message) (store.Message, error) {
 	return store.Message{Role: string(msg.Role), Content: data, CreatedAt: time.Now().UTC()}, nil
 }
 
-// acquire claims session id for a turn: in this process first (cheap,
-// and enough when alone), then across replicas.
+// turnClaim is a session's claim by the turn of it that runs in this
+// process.
+type turnClaim struct {
+	// stopped is the done channel of the turn's context: once it is
+	// closed, the turn is being stopped (its client went away or
+	// cancelled) and will end without another model call.
+	stopped <-chan struct{}
+	// released is closed when the claim is given back.
+	released chan struct{}
+}
+
+// stoppedTurnWait bounds how long a new turn waits for the stopped turn
+// of its session to end (see acquire). A stopped turn ends within a tool
+// call's end and a store write; one that takes longer is reported busy.
+const stoppedTurnWait = 10 * time.Second
+
+// acquire claims session id for a turn whose context is ctx: in this
+// process first (cheap, and enough when alone), then across replicas.
+//
+// A session held by a turn that is running fails at once (ErrSessionBusy).
+// A session held by a turn that is being stopped is waited for: a person
+// who stops an answer (Ctrl-C in the terminal, Stop in the dashboard) and
+// sends the next message at once must not be told the session is busy
+// with the turn they just stopped, which only has to record its stop.
 func (k *Kernel) acquire(ctx context.Context, id string) error {
-	k.mu.Lock()
-	if k.busy[id] {
+	var timeout <-chan time.Time
+	for {
+		k.mu.Lock()
+		held := k.busy[id]
+		if held == nil {
+			k.busy[id] = &turnClaim{stopped: ctx.Done(), released: make(chan struct{})}
+			k.mu.Unlock()
+			break
+		}
 		k.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrSessionBusy, id)
+		select {
+		case <-held.stopped:
+		default:
+			return fmt.Errorf("%w: %s", ErrSessionBusy, id)
+		}
+		if timeout == nil {
+			k.log.Debug("a turn waits for the stopped turn of its session to end", "session", id)
+			t := time.NewTimer(stoppedTurnWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-held.released:
+		case <-timeout:
+			return fmt.Errorf("%w: %s (its stopped turn has not ended after %v)", ErrSessionBusy, id, stoppedTurnWait)
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
-	k.busy[id] = true
-	k.mu.Unlock()
 	if k.opts.Turns == nil {
 		return nil
 	}
-	ok, err := k.opts.Turns.TryLockTurn(ctx, id)
+	ok, err := k.opts.Turns.TryLockTurn(context.WithoutCancel(ctx), id)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: %s (a turn of it runs on another replica)", ErrSessionBusy, id)
 	}
 	if err != nil {
-		k.mu.Lock()
-		delete(k.busy, id)
-		k.mu.Unlock()
+		k.unclaim(id)
 		return err
 	}
 	return nil
@@ -742,9 +784,18 @@ func (k *Kernel) release(id string) {
 		}
 		cancel()
 	}
+	k.unclaim(id)
+}
+
+// unclaim gives back this process's claim of session id.
+func (k *Kernel) unclaim(id string) {
 	k.mu.Lock()
+	held := k.busy[id]
 	delete(k.busy, id)
 	k.mu.Unlock()
+	if held != nil {
+		close(held.released)
+	}
 }
 
 // InterruptedTurn records in session id that its turn was interrupted

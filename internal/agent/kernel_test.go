@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -447,6 +448,99 @@ func TestSessionBusyAndWrongAgent(t *testing.T) {
 	if !errors.Is(err, agent.ErrSessionNotFound) {
 		t.Fatalf("missing session: %v", err)
 	}
+}
+
+// TestStoppedTurnIsWaitedFor: a turn sent while the session's previous
+// turn is being stopped waits for that turn to end and then runs, where a
+// turn beside a running one fails at once (TestSessionBusyAndWrongAgent).
+// This is a person pressing Ctrl-C and typing the next message.
+func TestStoppedTurnIsWaitedFor(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	// The tool does not heed its context: the stopped turn holds the
+	// session until the tool returns.
+	block := fn{name: "block", origin: tool.OriginBuiltin, call: func(ctx context.Context, c *tool.Call) (tool.Result, error) {
+		close(entered)
+		<-release
+		return tool.Result{Content: "ok"}, nil
+	}}
+	db, err := sqlite.Open(context.Background(), t.TempDir()+"/agentd.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	model := llmtest.NewProvider(t, func(r *llmtest.Request) llmtest.Reply {
+		if len(r.Messages) == 1 {
+			return llmtest.Reply{ToolCalls: []llm.ToolCall{llmtest.ToolCall("block", `{}`)}}
+		}
+		return llmtest.Reply{Text: "done"}
+	})
+	reg := tool.NewRegistry()
+	reg.Add(block)
+	waiting := &signalHandler{msg: "a turn waits for the stopped turn of its session to end", seen: make(chan struct{})}
+	k := agent.New(agent.Options{
+		Agents: agent.NewAgents([]manifest.Manifest{assistant("*")}, db), Providers: providerMap{"fake": model}, Sessions: db,
+		Runner: tool.NewRunner(reg, tool.RunnerOptions{Audit: db, Timeout: 5 * time.Second}),
+		Logger: slog.New(waiting),
+	})
+
+	ctx, stop := context.WithCancel(context.Background())
+	sid := make(chan string, 1)
+	first := make(chan error, 1)
+	go func() {
+		_, err := k.Run(ctx, &agent.RunRequest{Agent: "assistant", Input: user("a"), OnEvent: func(ev agent.Event) {
+			if ev.Type == agent.EventSession {
+				sid <- ev.SessionID
+			}
+		}})
+		first <- err
+	}()
+	id := <-sid
+	<-entered
+	stop()
+
+	second := make(chan error, 1)
+	go func() {
+		res, err := k.Run(context.Background(), &agent.RunRequest{Agent: "assistant", SessionID: id, Input: user("b")})
+		if err == nil && res.Message.Text() != "done" {
+			err = fmt.Errorf("answer %q, want done", res.Message.Text())
+		}
+		second <- err
+	}()
+	select {
+	case <-waiting.seen:
+	case err := <-second:
+		t.Fatalf("the next turn did not wait for the stopped one: %v", err)
+	}
+	close(release)
+	<-first
+	if err := <-second; err != nil {
+		t.Fatalf("the turn after the stopped one: %v", err)
+	}
+	_, history, err := k.Session(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := history[len(history)-1]; last.Text() != "done" {
+		t.Errorf("the session ends with %+v, want the second turn's answer", last)
+	}
+}
+
+// signalHandler closes seen when a record with message msg is logged.
+type signalHandler struct {
+	msg  string
+	once sync.Once
+	seen chan struct{}
+}
+
+func (h *signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *signalHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *signalHandler) WithGroup(string) slog.Handler            { return h }
+func (h *signalHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return nil
 }
 
 func TestTaintSurvivesResume(t *testing.T) {

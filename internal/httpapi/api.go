@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -715,6 +716,17 @@ func decode(r *http.Request, v any) error {
 			e.Field = m[1]
 		}
 		return e
+	}
+	// Read to the end: a body with more after its value is refused, and
+	// net/http watches a connection for its client going away (which
+	// cancels the request's context, and so a streamed run) only once the
+	// body was read to its end.
+	if _, err := dec.Token(); err != io.EOF {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return errorf(http.StatusBadRequest, "invalid_json", "request body: more than one JSON value")
 	}
 	return nil
 }
