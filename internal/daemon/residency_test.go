@@ -19,27 +19,37 @@ func TestServeReleasesStartupPages(t *testing.T) {
 	log := slog.New(telemetry.LogHandler(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	newHarnessLog(t, "", nil, log)
 
+	// The harness returns once the upstream is connected; the release
+	// that follows the connection comes a settle (250 ms) later, on the
+	// daemon's own goroutine. Wait for that event, not just for the
+	// first release (which, with the upstream still connecting, is
+	// logged before the connection).
+	const connectedMsg, releasedMsg = `"msg":"mcp server connected"`, `"msg":"released start-up pages"`
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out = buf.String()
+		if connected := strings.Index(out, connectedMsg); connected >= 0 && strings.LastIndex(out, releasedMsg) > connected {
+			break
+		}
+	}
 	var released []map[string]any
-	for deadline := time.Now().Add(20 * time.Second); len(released) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		released = released[:0]
-		for line := range strings.SplitSeq(buf.String(), "\n") {
-			var rec map[string]any
-			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "released start-up pages" {
-				released = append(released, rec)
-			}
+	for line := range strings.SplitSeq(out, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "released start-up pages" {
+			released = append(released, rec)
 		}
 	}
 	if len(released) == 0 {
-		t.Fatalf("no release logged:\n%s", buf.String())
+		t.Fatalf("no release logged:\n%s", out)
 	}
 	for _, rec := range released {
 		if m, _ := rec["mappings"].(float64); m < 1 {
 			t.Errorf("release %v: no mapping released", rec)
 		}
 	}
-	connected := strings.Index(buf.String(), `"msg":"mcp server connected"`)
-	second := strings.LastIndex(buf.String(), `"msg":"released start-up pages"`)
+	connected := strings.Index(out, connectedMsg)
+	second := strings.LastIndex(out, releasedMsg)
 	if connected < 0 || second < connected {
-		t.Errorf("the second release (at %d) does not follow the MCP server's connection (at %d):\n%s", second, connected, buf.String())
+		t.Errorf("the second release (at %d) does not follow the MCP server's connection (at %d):\n%s", second, connected, out)
 	}
 }
