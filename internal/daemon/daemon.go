@@ -682,6 +682,10 @@ func (d *Daemon) releaseStartupPages(ctx context.Context) {
 	}
 	// One more settle: the last connection's follow-up work (listing
 	// its tools, rebuilding the catalog) runs after its state changed.
+	// A whole settle from here: a tick that came due while this
+	// goroutine was late (a loaded machine) would otherwise end it at
+	// once, releasing during that work. Reset drops such a tick.
+	tick.Reset(settle)
 	if wait() {
 		release()
 	}
