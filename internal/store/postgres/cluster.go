@@ -286,14 +286,17 @@ func (c *Cluster) reap(ctx context.Context) {
 	c.mu.Lock()
 	failTask, tasksFailed, failTurn := c.failTask, c.tasksFailed, c.failTurn
 	c.mu.Unlock()
-	if failTask != nil {
-		if err := c.reapTasks(ctx, failTask, tasksFailed); err != nil && ctx.Err() == nil {
-			c.log.Warn("failing dead replicas' tasks failed", "err", err)
-		}
-	}
+	// Turns first: a task's failure, once stored and pushed, tells its
+	// client it may send the next message, which needs the session
+	// recorded and released.
 	if failTurn != nil {
 		if err := c.reapTurns(ctx, failTurn); err != nil && ctx.Err() == nil {
 			c.log.Warn("failing dead replicas' turns failed", "err", err)
+		}
+	}
+	if failTask != nil {
+		if err := c.reapTasks(ctx, failTask, tasksFailed); err != nil && ctx.Err() == nil {
+			c.log.Warn("failing dead replicas' tasks failed", "err", err)
 		}
 	}
 	// Housekeeping rides along: large notifications are read within
