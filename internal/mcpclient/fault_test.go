@@ -126,11 +126,17 @@ func TestCrashMidCallFailsAtOnceAndReconnects(t *testing.T) {
 		t.Error("same process after reconnect")
 	}
 	// The restart is in the log at INFO with the server's name, however
-	// quickly it came back (the drop before it is a WARN).
-	if l := logs.String(); !contains(l, `level=WARN msg="mcp server disconnected; reconnecting" mcp_server=faults`) ||
-		!contains(l, `level=INFO msg="mcp server reconnected" mcp_server=faults reconnects=1`) {
-		t.Errorf("the restart is not in the log:\n%s", l)
+	// quickly it came back (the drop before it is a WARN). The run
+	// goroutine logs the drop before it publishes it, but the reconnect
+	// only after it has published Connected (up unlocks, then logs), so
+	// a status that says reconnected can be read before that line is
+	// written: wait for the line itself.
+	if l := logs.String(); !contains(l, `level=WARN msg="mcp server disconnected; reconnecting" mcp_server=faults`) {
+		t.Errorf("the drop is not in the log:\n%s", l)
 	}
+	waitFor(t, 5*time.Second, "the reconnect in the log", func() bool {
+		return contains(logs.String(), `level=INFO msg="mcp server reconnected" mcp_server=faults reconnects=1`)
+	})
 	res, err := callTool(t.Context(), mustTool(t, m, "mcp_faults_echo"), map[string]string{"text": "again"})
 	if err != nil || res.Content != "again" {
 		t.Fatalf("echo after reconnect = %+v, %v", res, err)
