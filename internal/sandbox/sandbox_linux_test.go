@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -307,5 +308,53 @@ func TestRulesetBuildsAtEveryABI(t *testing.T) {
 		if logs := flags != 0; logs != (abi >= 7) {
 			t.Errorf("ABI %d: restrict flags %#x", abi, flags)
 		}
+	}
+}
+
+// TestExecUnderTightLimits: a memory limit below what the trampoline (a
+// Go process) has mapped itself still runs the program: the limit is for
+// the program, and nothing between setting it and exec allocates. And the
+// program gets the usual soft RLIMIT_NOFILE, not the one Go raised for
+// itself.
+func TestExecUnderTightLimits(t *testing.T) {
+	m := requireMechanisms(t)
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 4 << 20
+	var vmData int
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmData:"); ok {
+			vmData, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		}
+	}
+	if vmData*1024 <= limit {
+		t.Fatalf("this process maps %d kB of data, not more than the %d kB limit the test needs to be below", vmData, limit>>10)
+	}
+	p := Policy{Network: NetworkNone, MaxProcs: 32, MemoryBytes: limit}
+	for i := range 20 {
+		if out, code := run(t, m, p, t.TempDir(), "echo ok"); code != 0 || out != "ok\n" {
+			t.Fatalf("run %d under a %d MiB limit: exit %d: %q", i, limit>>20, code, out)
+		}
+	}
+
+	// A daemon started with a soft limit below the hard one: Go raises
+	// its own (and the trampoline's); the program gets at most 1024 (see prepareExec).
+	var saved syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if saved.Max < 2048 {
+		t.Skipf("hard RLIMIT_NOFILE %d: too low to lower the soft one below it", saved.Max)
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 512, Max: saved.Max}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &saved) })
+	out, code := run(t, m, Policy{Network: NetworkNone}, t.TempDir(), "ulimit -n; ulimit -Hn")
+	var soft, hard uint64
+	if _, err := fmt.Sscan(out, &soft, &hard); err != nil || code != 0 || soft > 1024 || hard != saved.Max {
+		t.Fatalf("the program's RLIMIT_NOFILE soft and hard: exit %d: %q, want at most 1024 and %d", code, out, saved.Max)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,6 +64,16 @@ func trampoline() error {
 			return fmt.Errorf("drop capabilities: %w", err)
 		}
 	}
+	// What exec needs is made before the limits. RLIMIT_DATA is meant for
+	// the program, whose address space starts empty; this Go process's
+	// own mappings may already exceed it (a race-built binary's always
+	// do), and then any allocation that needs a new mapping is a fatal
+	// "cannot allocate memory". syscall.Exec allocates its arguments, so
+	// it is not used: exec below allocates nothing.
+	ex, err := prepareExec(s)
+	if err != nil {
+		return err
+	}
 	if err := setLimits(s); err != nil {
 		return err
 	}
@@ -75,8 +86,56 @@ func trampoline() error {
 		}
 		unix.Close(fd)
 	}
-	err = syscall.Exec(s.Path, s.Args, s.Env)
-	return fmt.Errorf("exec %s: %w", s.Path, err)
+	ex.exec() // returns only if exec failed, having said why
+	os.Exit(126)
+	return nil
+}
+
+// preparedExec is an execve(2) whose arguments are in place.
+type preparedExec struct {
+	path       *byte
+	argv, envv []*byte
+	nofile     *unix.Rlimit // the soft RLIMIT_NOFILE to restore; nil: leave it
+	failed     []byte       // "agentd sandbox: exec PATH: ", room for the reason
+}
+
+func prepareExec(s spec) (*preparedExec, error) {
+	var ex preparedExec
+	var err error
+	if ex.path, err = syscall.BytePtrFromString(s.Path); err != nil {
+		return nil, fmt.Errorf("exec %s: %w", s.Path, err)
+	}
+	if ex.argv, err = syscall.SlicePtrFromStrings(s.Args); err != nil {
+		return nil, fmt.Errorf("exec %s: %w", s.Path, err)
+	}
+	if ex.envv, err = syscall.SlicePtrFromStrings(s.Env); err != nil {
+		return nil, fmt.Errorf("exec %s: %w", s.Path, err)
+	}
+	// Go raises its own soft RLIMIT_NOFILE at start (to the hard limit
+	// less one), and syscall.Exec lowers it again for the program: old
+	// software sized for select(2), or that closes every descriptor up
+	// to the limit, expects the usual soft limit. The original is not
+	// exported; 1024 is the kernel's default, which it nearly always is.
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil && lim.Max > 0 && lim.Cur == lim.Max-1 {
+		ex.nofile = &unix.Rlimit{Cur: min(1024, lim.Cur), Max: lim.Max}
+	}
+	prefix := "agentd sandbox: exec " + s.Path + ": "
+	ex.failed = append(make([]byte, 0, len(prefix)+128), prefix...)
+	return &ex, nil
+}
+
+// exec replaces the process with the program. It allocates nothing; if
+// the exec fails it writes why to stderr and returns.
+func (ex *preparedExec) exec() {
+	if ex.nofile != nil {
+		_ = unix.Setrlimit(unix.RLIMIT_NOFILE, ex.nofile)
+	}
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(ex.path)),
+		uintptr(unsafe.Pointer(&ex.argv[0])), uintptr(unsafe.Pointer(&ex.envv[0])))
+	msg := append(ex.failed, errno.Error()...) // within the capacity made for it
+	msg = append(msg, '\n')
+	_, _ = unix.Write(2, msg)
 }
 
 // landlockRules is the ruleset of a spec: the system directories and the
