@@ -205,11 +205,20 @@ func (s *Server) FailRuns(cause error) {
 }
 
 // Running is the number of tasks with a run in this process, those
-// waiting for input included: what a draining daemon waits for.
+// waiting for input included, or, if more, of tasks whose end is not yet
+// stored: what a draining daemon waits for. A run has ended before a2a-go
+// has stored the state its last event carries (another goroutine of
+// a2a-go's does that); a daemon that stopped in between would leave the
+// task working in the store, to be failed at the next start as one a
+// crash interrupted.
 func (s *Server) Running() int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.runs)
+	n := len(s.runs)
+	s.mu.Unlock()
+	if s.opts.Tasks != nil {
+		n = max(n, s.opts.Tasks.Unfinished())
+	}
+	return n
 }
 
 // Close cancels every run and waits for them to end.

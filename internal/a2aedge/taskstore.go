@@ -267,6 +267,21 @@ func (s *TaskStore) created(ctx context.Context, agentName string, state a2a.Tas
 	}
 }
 
+// Unfinished is the number of this process's tasks whose terminal state
+// is not stored yet, less those waiting for the store to answer again
+// (unsettled): the rest are running, or their end is on its way.
+func (s *TaskStore) Unfinished() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id := range s.live {
+		if _, ok := s.unsettled[id]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
 // Update implements taskstore.Store.
 func (s *TaskStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
 	if req == nil || req.Task == nil {
