@@ -13,7 +13,16 @@ import (
 func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, error) {
 	var id int64
 	at := toDB(orNow(r.Time, now()))
+	var moved int64
 	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
+		if db.auditPending.Load() > 0 {
+			// Pending records were appended first: they get the
+			// lower ids (auditfold.go).
+			var err error
+			if moved, err = db.foldTx(ctx, tx); err != nil {
+				return err
+			}
+		}
 		return tx.StmtContext(ctx, db.stmts.insertAudit).QueryRowContext(ctx,
 			at, r.Agent, r.SessionID, r.Tool, r.ArgsDigest, r.Decision, r.Outcome, r.Detail,
 			boolToDB(r.Untrusted), int64(r.Duration), r.Principal).Scan(&id)
@@ -21,12 +30,14 @@ func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, erro
 	if err != nil {
 		return 0, wrap("append audit record", err)
 	}
+	db.auditPending.Add(-moved)
 	return id, nil
 }
 
 // AppendAuditBatch writes recs in one transaction (auditlog.BatchAppender):
 // the asynchronous audit writer hands over everything queued at once, so
-// one commit carries many records.
+// one commit carries many records. They are committed to audit_pending and
+// moved into audit later (auditfold.go).
 func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -34,7 +45,7 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 	at := now()
 	const cols = 11
 	args := make([]any, 0, cols*min(len(recs), auditChunks[0]))
-	err := db.write(ctx, 0, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.writePending(ctx, 0, int64(len(recs)), func(ctx context.Context, tx *sql.Tx) error {
 		rest := recs
 		for i, n := range auditChunks {
 			var stmt *sql.Stmt
@@ -63,6 +74,9 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 // the same Time come most recently appended first.
 func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.AuditRecord, error) {
 	const op = "query audit log"
+	if err := db.foldAudit(ctx); err != nil {
+		return nil, err
+	}
 	w, args := auditWhere(f)
 	q := "SELECT id, time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal FROM audit" +
 		w + " ORDER BY time DESC, id DESC"
@@ -77,6 +91,9 @@ func (db *DB) QueryAudit(ctx context.Context, f store.AuditFilter) ([]store.Audi
 
 // CountAudit implements store.AuditStore.
 func (db *DB) CountAudit(ctx context.Context, f store.AuditFilter) (int, error) {
+	if err := db.foldAudit(ctx); err != nil {
+		return 0, err
+	}
 	w, args := auditWhere(f)
 	var n int
 	err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM audit"+w, args...).Scan(&n)

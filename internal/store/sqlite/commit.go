@@ -59,6 +59,9 @@ type writeReq struct {
 	bytes int          // estimated size of what fn writes
 	state atomic.Int32 // reqQueued, then reqStarted (committer) or reqAbandoned (caller's ctx ended)
 	done  chan error   // buffered: the committer never blocks on a caller
+	// pending is how many audit records fn adds to audit_pending: the
+	// committer counts them once they are committed (auditfold.go).
+	pending int64
 }
 
 // States of a writeReq; whoever moves it out of reqQueued owns its fate.
@@ -96,10 +99,17 @@ func (req *writeReq) claim() bool { return req.state.CompareAndSwap(reqQueued, r
 // bound batches. A ctx that ends before fn starts makes write return its
 // error with nothing written.
 func (db *DB) write(ctx context.Context, bytes int, fn writeFunc) error {
+	return db.writePending(ctx, bytes, 0, fn)
+}
+
+// writePending is write for an fn that adds pending records to
+// audit_pending.
+func (db *DB) writePending(ctx context.Context, bytes int, pending int64, fn writeFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	req, stop := newWriteReq(ctx, bytes, fn)
+	req.pending = pending
 	defer stop()
 	select {
 	case db.writes <- req:
@@ -131,8 +141,9 @@ func (db *DB) commitLoop() {
 		case <-db.closing:
 			return
 		default:
-			// Idle: a checkpoint now keeps no caller waiting
-			// (checkpoint.go).
+			// Idle: a fold or a checkpoint now keeps no caller
+			// waiting (auditfold.go, checkpoint.go).
+			db.foldNow(foldRows)
 			db.checkpointIfDue(checkpointPages)
 			select {
 			case req = <-db.writes:
@@ -143,6 +154,7 @@ func (db *DB) commitLoop() {
 		batch = db.gather(append(batch[:0], req))
 		db.commit(batch)
 		clear(batch) // let the callers' closures be collected
+		db.foldNow(maxPending)
 		db.countWAL()
 		db.checkpointIfDue(maxWALPages)
 	}
@@ -178,6 +190,11 @@ func (db *DB) commit(batch []*writeReq) {
 			continue // its caller has returned
 		case errs[i] == nil:
 			errs[i] = txErr // its work succeeded: it shares the COMMIT's fate
+		}
+		if errs[i] == nil {
+			// Counted before its caller is answered, and before
+			// the committer next looks for an idle fold.
+			db.auditPending.Add(req.pending)
 		}
 		req.done <- errs[i]
 	}

@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/internal/store"
@@ -81,6 +82,10 @@ type DB struct {
 	// checkpoint failure's text, logged once while it lasts.
 	walPages      int
 	checkpointErr string
+
+	// auditPending counts the audit records committed to audit_pending
+	// and not yet moved into audit (auditfold.go).
+	auditPending atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -171,6 +176,13 @@ func (db *DB) openPools(ctx context.Context, path string, base url.Values) error
 		return err
 	}
 	if err := db.stmts.prepare(ctx, w); err != nil {
+		return err
+	}
+	// Records a crash left pending join the log before anyone reads it.
+	if err := db.countPending(ctx); err != nil {
+		return err
+	}
+	if err := db.foldAudit(ctx); err != nil {
 		return err
 	}
 
@@ -297,6 +309,9 @@ func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		close(db.closing)
 		db.committer.Wait()
+		if db.w != nil && db.stmts.foldAudit != nil {
+			db.foldNow(1) // a stopped daemon leaves no record pending
+		}
 		var errs []error
 		if db.r != nil {
 			errs = append(errs, db.r.Close())
@@ -434,6 +449,10 @@ type statements struct {
 	// insertAudits[i] inserts auditChunks[i] records in one statement,
 	// without RETURNING (a batch's IDs are not reported).
 	insertAudits [len(auditChunks)]*sql.Stmt
+	// foldAudit and clearPending move audit_pending into audit
+	// (auditfold.go).
+	foldAudit    *sql.Stmt
+	clearPending *sql.Stmt
 }
 
 // auditChunks are the row counts of the multi-row audit inserts, largest
@@ -445,10 +464,11 @@ var auditChunks = [...]int{64, 16, 4, 1}
 
 const auditColumns = "time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal"
 
-// insertAuditsSQL is the INSERT of n audit rows.
+// insertAuditsSQL is the INSERT of n audit rows into audit_pending
+// (auditfold.go).
 func insertAuditsSQL(n int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO audit (" + auditColumns + ") VALUES ")
+	b.WriteString("INSERT INTO audit_pending (" + auditColumns + ") VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -482,6 +502,7 @@ func (s *statements) all() []statementSQL {
 	for i, n := range auditChunks {
 		all = append(all, statementSQL{&s.insertAudits[i], insertAuditsSQL(n)})
 	}
+	all = append(all, statementSQL{&s.foldAudit, auditFoldInsertSQL}, statementSQL{&s.clearPending, auditFoldDeleteSQL})
 	return all
 }
 
