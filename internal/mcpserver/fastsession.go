@@ -549,7 +549,7 @@ func encodeSessionResult(r mcp.Result) ([]byte, error) {
 		c.Content = []mcp.Content{}
 		res = &c
 	}
-	return json.Marshal(res)
+	return res.MarshalJSON() // compact already: see encodeCallToolResult
 }
 
 // writeDuplicate answers a request whose id is in flight in its session
