@@ -37,7 +37,9 @@ func (db *DB) AppendAudit(ctx context.Context, r store.AuditRecord) (int64, erro
 // AppendAuditBatch writes recs in one transaction (auditlog.BatchAppender):
 // the asynchronous audit writer hands over everything queued at once, so
 // one commit carries many records. They are committed to audit_pending and
-// moved into audit later (auditfold.go).
+// moved into audit later (auditfold.go), unless there are foldRows of them
+// or more: a batch that large writes audit's pages for many records
+// already, so it goes there directly, after what is pending.
 func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -45,13 +47,25 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 	at := now()
 	const cols = 11
 	args := make([]any, 0, cols*min(len(recs), auditChunks[0]))
-	err := db.writePending(ctx, 0, int64(len(recs)), func(ctx context.Context, tx *sql.Tx) error {
+	stmts, pending := &db.stmts.insertAudits, int64(len(recs))
+	direct := len(recs) >= foldRows
+	if direct {
+		stmts, pending = &db.stmts.insertAuditsDirect, 0
+	}
+	var moved int64
+	err := db.writePending(ctx, 0, pending, func(ctx context.Context, tx *sql.Tx) error {
+		if direct && db.auditPending.Load() > 0 {
+			var err error
+			if moved, err = db.foldTx(ctx, tx); err != nil {
+				return err
+			}
+		}
 		rest := recs
 		for i, n := range auditChunks {
 			var stmt *sql.Stmt
 			for len(rest) >= n {
 				if stmt == nil {
-					stmt = tx.StmtContext(ctx, db.stmts.insertAudits[i])
+					stmt = tx.StmtContext(ctx, stmts[i])
 				}
 				args = args[:0]
 				for _, r := range rest[:n] {
@@ -66,7 +80,11 @@ func (db *DB) AppendAuditBatch(ctx context.Context, recs []store.AuditRecord) er
 		}
 		return nil
 	})
-	return wrap("append audit records", err)
+	if err != nil {
+		return wrap("append audit records", err)
+	}
+	db.auditPending.Add(-moved)
+	return nil
 }
 
 // QueryAudit implements store.AuditStore. Since is inclusive, Until

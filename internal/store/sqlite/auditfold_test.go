@@ -90,12 +90,11 @@ func TestAuditFoldIdle(t *testing.T) {
 	db := open(t, path)
 	defer db.Close()
 	raw := rawDB(t, path)
-	tools := make([]string, 64)
-	for i := range tools {
-		tools[i] = "t"
-	}
-	if err := db.AppendAuditBatch(t.Context(), auditRecs(tools...)); err != nil {
-		t.Fatal(err)
+	// Batches of 8: a batch of foldRows would go to audit directly.
+	for range 8 {
+		if err := db.AppendAuditBatch(t.Context(), auditRecs("t", "t", "t", "t", "t", "t", "t", "t")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The committer folds once it has answered the batch and found no
 	// write queued; the bound only keeps a broken fold from hanging.
@@ -142,5 +141,36 @@ func TestAuditPendingAtOpenAndClose(t *testing.T) {
 	recs, err := db.QueryAudit(ctx, store.AuditFilter{Tool: "crashed"})
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("QueryAudit(crashed) = %v, %v; want the record", recs, err)
+	}
+}
+
+// TestAuditLargeBatchDirect checks that a batch of foldRows records goes
+// to audit directly, after the records pending before it.
+func TestAuditLargeBatchDirect(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	db := open(t, path)
+	defer db.Close()
+	raw := rawDB(t, path)
+	if err := db.AppendAuditBatch(ctx, auditRecs("first")); err != nil {
+		t.Fatal(err)
+	}
+	tools := make([]string, 64)
+	for i := range tools {
+		tools[i] = "large"
+	}
+	if err := db.AppendAuditBatch(ctx, auditRecs(tools...)); err != nil {
+		t.Fatal(err)
+	}
+	if p, a := tableCounts(t, raw); p != 0 || a != 65 {
+		t.Fatalf("after a batch of 64: %d pending, %d in audit; want 0, 65", p, a)
+	}
+	var first int64
+	var minLarge int64
+	if err := raw.QueryRowContext(ctx, "SELECT (SELECT id FROM audit WHERE tool = 'first'), (SELECT min(id) FROM audit WHERE tool = 'large')").Scan(&first, &minLarge); err != nil {
+		t.Fatal(err)
+	}
+	if first >= minLarge {
+		t.Errorf("the pending record got id %d, the large batch's start at %d: want the pending one first", first, minLarge)
 	}
 }

@@ -449,6 +449,9 @@ type statements struct {
 	// insertAudits[i] inserts auditChunks[i] records in one statement,
 	// without RETURNING (a batch's IDs are not reported).
 	insertAudits [len(auditChunks)]*sql.Stmt
+	// insertAuditsDirect is insertAudits into audit itself, for batches
+	// too large to gain from audit_pending (auditfold.go).
+	insertAuditsDirect [len(auditChunks)]*sql.Stmt
 	// foldAudit and clearPending move audit_pending into audit
 	// (auditfold.go).
 	foldAudit    *sql.Stmt
@@ -464,11 +467,11 @@ var auditChunks = [...]int{64, 16, 4, 1}
 
 const auditColumns = "time, agent, session_id, tool, args_digest, decision, outcome, detail, untrusted, duration_ns, principal"
 
-// insertAuditsSQL is the INSERT of n audit rows into audit_pending
-// (auditfold.go).
-func insertAuditsSQL(n int) string {
+// insertAuditsSQL is the INSERT of n audit rows into table (audit_pending
+// or audit: auditfold.go).
+func insertAuditsSQL(table string, n int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO audit_pending (" + auditColumns + ") VALUES ")
+	b.WriteString("INSERT INTO " + table + " (" + auditColumns + ") VALUES ")
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -500,7 +503,8 @@ func (s *statements) all() []statementSQL {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`},
 	}
 	for i, n := range auditChunks {
-		all = append(all, statementSQL{&s.insertAudits[i], insertAuditsSQL(n)})
+		all = append(all, statementSQL{&s.insertAudits[i], insertAuditsSQL("audit_pending", n)},
+			statementSQL{&s.insertAuditsDirect[i], insertAuditsSQL("audit", n)})
 	}
 	all = append(all, statementSQL{&s.foldAudit, auditFoldInsertSQL}, statementSQL{&s.clearPending, auditFoldDeleteSQL})
 	return all
