@@ -50,44 +50,75 @@ func TestConformanceClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	expected, results := filepath.Join(dir, "expected-failures.yml"), filepath.Join(dir, "results")
+	expected := filepath.Join(dir, "expected-failures.yml")
 	if err := b.WriteSuiteFile(expected); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p.node, suite, "client",
-		"--command", self+" "+conformanceClientArg,
-		"--suite", "all", "--spec-version", "2025-11-25",
-		"--expected-failures", expected, "-o", results)
-	cmd.Dir = dir
 	report := t.TempDir()
-	cmd.Env = append(os.Environ(), conformanceReportEnv+"="+report)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
-	text := out.String()
-	if i := strings.Index(text, "=== SUMMARY ==="); i >= 0 {
-		text = text[i:]
+	// run runs the suite with args, its results in a directory of their
+	// own, and returns its failures, its summary and its exit error.
+	run := func(name string, args ...string) ([]conformancetest.Failure, string, error) {
+		results := filepath.Join(dir, "results-"+name)
+		cmd := exec.CommandContext(ctx, p.node, append(append([]string{suite, "client",
+			"--command", self + " " + conformanceClientArg}, args...),
+			"--spec-version", "2025-11-25", "--expected-failures", expected, "-o", results)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), conformanceReportEnv+"="+report)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		runErr := cmd.Run()
+		text := out.String()
+		if i := strings.Index(text, "=== SUMMARY ==="); i >= 0 {
+			text = text[i:]
+		}
+		failures, scenarios, err := b.ReadResults(results, nil)
+		if err != nil {
+			t.Fatalf("reading the suite's results (%s): %v\n%s", name, err, text)
+		}
+		if scenarios == 0 {
+			t.Fatalf("the suite scored no scenario (%s: %v)\n%s", name, runErr, out.String())
+		}
+		return failures, text, runErr
 	}
-	failures, scenarios, err := b.ReadResults(results, nil)
-	if err != nil {
-		t.Fatalf("reading the suite's results: %v\n%s", err, text)
+	// sse-retry times the client's reconnection against the retry the
+	// server gave (500 ms; 200 ms late is a WARNING, which fails here).
+	// Run beside the 17 others, whose clients all start at once on the
+	// same cores, it measured the machine's scheduling instead (735 ms
+	// in a CI run), so its verdict is taken from a run of its own, after
+	// them. The suite's exit status of the first run then says nothing
+	// when sse-retry failed there.
+	const timed = "sse-retry"
+	all, text, allErr := run("all", "--suite", "all")
+	var failures []conformancetest.Failure
+	timedFailedInAll := false
+	for _, f := range all {
+		if f.Scenario == timed {
+			timedFailedInAll = true
+			continue
+		}
+		failures = append(failures, f)
 	}
-	if scenarios == 0 {
-		t.Fatalf("the suite scored no scenario (%v)\n%s", runErr, out.String())
-	}
+	alone, aloneText, aloneErr := run(timed, "--scenario", timed)
+	failures = append(failures, alone...)
+	text += "\n" + aloneText
 	for _, p := range conformancetest.Compare(b, failures) {
 		t.Errorf("testdata/conformance-client-baseline.json: %s", p)
 	}
-	if runErr != nil && !t.Failed() {
-		t.Fatalf("conformance client scenarios: %v\n%s", runErr, text)
+	if !t.Failed() {
+		if allErr != nil && !timedFailedInAll {
+			t.Fatalf("conformance client scenarios: %v\n%s", allErr, text)
+		}
+		if aloneErr != nil {
+			t.Fatalf("conformance client scenario %s: %v\n%s", timed, aloneErr, text)
+		}
 	}
 	t.Logf("%s", text)
 	for sc := range restartScenarios {
 		b, err := os.ReadFile(filepath.Join(report, strings.ReplaceAll(sc, "/", "_")+".restart"))
 		if err != nil || string(b) != "ok" {
-			t.Errorf("%s: reconnecting with the saved grant and nobody to approve: %s %v\n%s", sc, b, err, out.String())
+			t.Errorf("%s: reconnecting with the saved grant and nobody to approve: %s %v\n%s", sc, b, err, text)
 		}
 	}
 }
