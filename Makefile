@@ -4,7 +4,7 @@ STATICCHECK_VERSION := v0.8.2
 BIN       := bin
 FUZZTIME  ?= 30s
 
-.PHONY: run build release image test lint unit interop-deps browser-deps screenshots bench fuzz soak clean
+.PHONY: run build release image test lint unit interop-deps browser-deps screenshots bench bench-ab fuzz soak clean
 
 # Releases are tagged vMAJOR.MINOR.PATCH (README: Releases). VERSION is the
 # tag at HEAD (git describe), COMMIT the revision; both are stamped into
@@ -96,6 +96,12 @@ unit: ## fast loop while developing: no lint, no Node peers
 bench: build interop-deps ## side-by-side benchmarks; writes docs/bench/
 	@set -e; pg=$$(./scripts/postgres.sh); eval "$$pg"; trap './scripts/postgres.sh stop' EXIT; \
 	  set -x; $(GO) run ./bench -out docs/bench
+
+# A change to agentd measured against an earlier commit (REF, default
+# HEAD: what the working tree changes), both builds in one run.
+REF ?= HEAD
+bench-ab: interop-deps ## gateway calls/s and CPU per call, this checkout against REF
+	$(GO) run ./bench -ab $(REF)
 
 soak: interop-deps ## long reliability runs (load, crash, faults); rewrites docs/reliability.md
 	./scripts/soak.sh

@@ -44,6 +44,8 @@ type AgentdConfig struct {
 	MetricsOff bool
 	// Env is added to the process's environment (GOMAXPROCS=1).
 	Env []string
+	// Bin is the agentd binary to run; empty is this checkout's (Env.Agentd).
+	Bin string
 }
 
 // Agentd is a running agentd.
@@ -55,6 +57,8 @@ type Agentd struct {
 	Config string
 	// env is added to the process's environment.
 	env []string
+	// bin is the binary, if not this checkout's.
+	bin string
 }
 
 // tomlString quotes s as a TOML basic string.
@@ -130,7 +134,7 @@ func (e *Env) StartAgentd(ctx context.Context, name string, c AgentdConfig) (*Ag
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	a := &Agentd{Home: home, Config: filepath.Join(home, "config.toml")}
+	a := &Agentd{Home: home, Config: filepath.Join(home, "config.toml"), bin: c.Bin}
 	if c.PostgresURL != "" {
 		a.env = append(a.env, pgURLEnv+"="+c.PostgresURL)
 	}
@@ -153,9 +157,12 @@ func (e *Env) StartAgentd(ctx context.Context, name string, c AgentdConfig) (*Ag
 // start (re)starts the process of an instance whose home and config
 // exist and waits until it is healthy.
 func (a *Agentd) start(ctx context.Context, e *Env, name string) error {
-	bin, err := e.Agentd(ctx)
-	if err != nil {
-		return err
+	bin := a.bin
+	if bin == "" {
+		var err error
+		if bin, err = e.Agentd(ctx); err != nil {
+			return err
+		}
 	}
 	p, err := e.Procs.Start(ctx, "agentd-"+name, Spec{
 		Path: bin, Args: []string{"start", "--config", a.Config},

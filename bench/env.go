@@ -143,7 +143,7 @@ func (e *Env) NodeEnv(extra ...string) []string {
 func (e *Env) Agentd(ctx context.Context) (string, error) {
 	e.buildOnce.Do(func() {
 		e.logf("building agentd")
-		e.agentd, e.buildErr = e.goBuild(ctx, "./cmd/agentd", "agentd")
+		e.agentd, e.buildErr = e.goBuild(ctx, e.Root, "./cmd/agentd", "agentd")
 	})
 	return e.agentd, e.buildErr
 }
@@ -151,25 +151,26 @@ func (e *Env) Agentd(ctx context.Context) (string, error) {
 // FloorRelay builds the floor relay (bench/floorrelay) once.
 func (e *Env) FloorRelay(ctx context.Context) (string, error) {
 	e.relayOnce.Do(func() {
-		e.relay, e.relayErr = e.goBuild(ctx, "./bench/floorrelay", "floorrelay")
+		e.relay, e.relayErr = e.goBuild(ctx, e.Root, "./bench/floorrelay", "floorrelay")
 	})
 	return e.relay, e.relayErr
 }
 
-// goBuild builds the package pkg of the repository into the scratch
-// directory as name.
-func (e *Env) goBuild(ctx context.Context, pkg, name string) (string, error) {
+// goBuild builds the package pkg of the source tree at root (the
+// repository, or a commit of it unpacked) into the scratch directory as
+// name.
+func (e *Env) goBuild(ctx context.Context, root, pkg, name string) (string, error) {
 	bin := filepath.Join(e.Tmp, name)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", name, err)
 	}
-	tags, err := releaseTags(e.Root)
+	tags, err := releaseTags(root)
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	cmd := exec.CommandContext(ctx, goBin, "build", "-tags", tags, "-trimpath", "-ldflags", "-s -w", "-o", bin, pkg)
-	cmd.Dir = e.Root
+	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w\n%s", name, err, out)

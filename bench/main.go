@@ -84,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:0", "with -role: address to listen on")
 	dir := fs.String("dir", "", "with -role mcp-minimal: the workspace directory")
 	render := fs.String("render", "", "rewrite the tables, chart.svg and README.md in -out from this results.json, without measuring")
+	ab := fs.String("ab", "", "compare agentd at this checkout with agentd at this git commit on the MCP gateway, in one run (prints a table; writes nothing)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,6 +109,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	env, err := NewEnv(ctx, set, stderr)
 	if err != nil {
 		return err
+	}
+	if *ab != "" {
+		defer env.Close()
+		if *quick {
+			set.Concurrency = []int{1}
+		} else {
+			set.Concurrency, set.Rounds = []int{1, 16}, abRounds
+		}
+		env.Settings = set
+		return runAB(ctx, env, *ab, stdout)
 	}
 	// The one variable the bench reads: the PostgreSQL server of
 	// scenario 6, as the tests name it (scripts/postgres.sh prints it).

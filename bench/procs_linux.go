@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/agentd/agentd/internal/proctree"
 )
@@ -80,4 +81,33 @@ func threadCount(pid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("pid %d: no Threads in /proc status", pid)
+}
+
+// cpuTime returns the CPU time pid has used so far, user and system, its
+// threads included and its children not (utime and stime of /proc stat,
+// in clock ticks of 10 ms).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read cpu time of pid %d: %w", pid, err)
+	}
+	// The command name (field 2) may hold spaces: fields are counted
+	// after its closing parenthesis, from field 3.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("pid %d: /proc stat has no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("pid %d: short /proc stat", pid)
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("pid %d: /proc stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
