@@ -77,7 +77,8 @@ func readme(r *Report) string {
 	p("- Scenario 6 needs PostgreSQL: `make bench` provides it with scripts/postgres.sh as `make test` does (AGENTD_TEST_POSTGRES_URL, else 127.0.0.1:5432, else a throwaway cluster); the bench creates a database per use and drops it.")
 	p("- A target compares two rows measured in the same rounds: its ratio is the median of the rounds' ratios (each round measures both back to back), the ratio of every round follows in parentheses, and a verdict that some rounds contradict says so.")
 	p("")
-	p("To reproduce: `make bench`, or `go run ./bench -out DIR` (`-only 1,3` runs some scenarios, `-quick` checks the bench works with tiny counts).")
+	p("To reproduce: `make bench`, or `go run ./bench -out DIR` (`-only 1,3` runs some scenarios, `-quick` checks the bench works with tiny counts). " +
+		"A change to agentd is measured with `make bench-ab REF=<commit>` (`go run ./bench -ab REF`): the gateway's two eras through agentd built from the checkout and from the commit, rounds interleaved in one run, head/base per round and agentd's CPU time per call.")
 	for _, s := range r.Scenarios {
 		p("")
 		p("## %s. %s", s.ID, s.Title)
