@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -19,65 +18,72 @@ import (
 // interleaved. A change worth a few percent is lost in the noise between
 // two runs on a shared machine; within one run both builds see the same
 // noise. Each round also reads agentd's own CPU time, whose cost per
-// call moves less with the machine's load than calls per second do. On 2
-// shared cores a null run (REF=HEAD, two identical builds) still gave
-// head/base medians of 1.04 to 1.18 for calls/s and within 7% for CPU
-// per call: that is the resolution to expect there.
+// call moves less with the machine's load than calls per second do.
+// Run it once with no change (REF=HEAD) to see the resolution to expect
+// on the machine (see README: Development).
 
 // abRounds is the rounds per cell of an A/B run: more than a full run's
 // three, since the ratio between two builds of agentd is smaller.
-const abRounds = 7
+const abRounds = 5
+
+// abOrder is the instances of an A/B run, in the order they start: two of
+// each build, ABBA, so that whatever favours an instance for its place
+// (started first, its server-everything's placement) falls on both
+// builds. A null run with one instance per build favoured the first
+// started in all four cells.
+var abOrder = []string{"head", "base", "base", "head"}
 
 func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 	if err := e.NeedNode(); err != nil {
 		return err
 	}
-	head, err := e.Agentd(ctx)
-	if err != nil {
+	bins := map[string]string{}
+	var err error
+	if bins["head"], err = e.Agentd(ctx); err != nil {
 		return err
 	}
-	base, err := e.buildAt(ctx, ref)
-	if err != nil {
+	if bins["base"], err = e.buildAt(ctx, ref); err != nil {
 		return err
 	}
-	type side struct {
-		name string
-		a    *Agentd
+	type instance struct {
+		name, build string
+		a           *Agentd
 	}
-	var sides []side
-	for _, s := range []struct{ name, bin string }{{"head", head}, {"base", base}} {
-		a, err := e.StartAgentd(ctx, "ab-"+s.name, AgentdConfig{Bin: s.bin, Servers: []string{"everything"}, Gateways: []string{"everything"}})
+	var instances []instance
+	for i, build := range abOrder {
+		name := fmt.Sprintf("%s-%d", build, i+1)
+		a, err := e.StartAgentd(ctx, "ab-"+name, AgentdConfig{Bin: bins[build], Servers: []string{"everything"}, Gateways: []string{"everything"}})
 		if err != nil {
-			return fmt.Errorf("agentd %s: %w", s.name, err)
+			return fmt.Errorf("agentd %s: %w", name, err)
 		}
 		if err := a.WaitMCP(ctx, e.HTTP, 1, 60*time.Second); err != nil {
-			return fmt.Errorf("agentd %s: %w", s.name, err)
+			return fmt.Errorf("agentd %s: %w", name, err)
 		}
-		sides = append(sides, side{s.name, a})
+		instances = append(instances, instance{name, build, a})
 	}
 	args := map[string]any{"message": "hello from the agentd bench"}
 	eras := []struct{ name, version string }{{"2025-11-25 session", sessionVersion}, {"stateless 2026-07-28", statelessLatest}}
 	type abCell struct {
 		*Cell
-		era, side string
-		pid       int
-		call      func(context.Context) error
-		cpu       []time.Duration // agentd's CPU time per call, by round
+		era, build string
+		pid        int
+		call       func(context.Context) error
+		cpu        []time.Duration // agentd's CPU time per call, by round
 	}
 	var cells []*abCell
 	for _, conc := range e.Settings.Concurrency {
 		for _, era := range eras {
-			for _, s := range sides {
-				cs, tool, err := connectAgentdTool(ctx, e, s.a, "/mcp/gateway/everything", era.version, func(n string) bool { return n == "echo" })
+			for _, in := range instances {
+				cs, tool, err := connectAgentdTool(ctx, e, in.a, "/mcp/gateway/everything", era.version, func(n string) bool { return n == "echo" })
 				if err != nil {
-					return fmt.Errorf("agentd %s, %s: %w", s.name, era.name, err)
+					return fmt.Errorf("agentd %s, %s: %w", in.name, era.name, err)
 				}
 				defer cs.Close()
 				call := callOnce(cs, tool, args)
 				if err := call(ctx); err != nil {
-					return fmt.Errorf("agentd %s, %s: first call: %w", s.name, era.name, err)
+					return fmt.Errorf("agentd %s, %s: first call: %w", in.name, era.name, err)
 				}
-				cells = append(cells, &abCell{Cell: &Cell{Path: s.name + " " + era.name, Concurrency: conc}, era: era.name, side: s.name, pid: s.a.Proc.Pid(), call: call})
+				cells = append(cells, &abCell{Cell: &Cell{Path: in.name + " " + era.name, Concurrency: conc}, era: era.name, build: in.build, pid: in.a.Proc.Pid(), call: call})
 			}
 		}
 	}
@@ -109,35 +115,56 @@ func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 	}
 
 	fmt.Fprintf(stdout, "A/B: agentd at this checkout (head) against %s (base), /mcp/gateway/everything, echo of server-everything over stdio\n", ref)
-	fmt.Fprintf(stdout, "%d rounds per cell of %s (after %s of warm-up), interleaved; ratios are head/base within each round\n\n", e.Settings.Rounds, e.Settings.Duration, e.Settings.Warmup)
+	fmt.Fprintf(stdout, "two instances of each build (started %s); %d rounds per instance of %s (after %s of warm-up), interleaved;\n",
+		strings.Join(abOrder, ", "), e.Settings.Rounds, e.Settings.Duration, e.Settings.Warmup)
+	fmt.Fprintf(stdout, "a round's ratio is the head instances' calls/s over the base instances'; p50 and CPU per call are medians over both instances' rounds\n\n")
 	fmt.Fprintf(stdout, "| era | c | base calls/s | head calls/s | head/base (median) | per round | base p50 | head p50 | agentd CPU/call base → head |\n")
 	fmt.Fprintf(stdout, "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n")
 	for _, conc := range e.Settings.Concurrency {
 		for _, era := range eras {
-			var h, b *abCell
+			type pooled struct {
+				rates     []float64 // by round, summed over the build's instances
+				p50s      []time.Duration
+				cpu       []time.Duration
+				errs      int
+				firstErr  error
+				instances int
+			}
+			by := map[string]*pooled{"head": {}, "base": {}}
 			for _, c := range cells {
-				if c.Concurrency == conc && c.era == era.name {
-					if c.side == "head" {
-						h = c
-					} else {
-						b = c
+				if c.Concurrency != conc || c.era != era.name {
+					continue
+				}
+				p := by[c.build]
+				p.instances++
+				for i, r := range c.Rounds {
+					if i == len(p.rates) {
+						p.rates = append(p.rates, 0)
+					}
+					p.rates[i] += r.Rate
+					p.p50s = append(p.p50s, r.P50)
+					p.errs += r.Errors
+					if p.firstErr == nil {
+						p.firstErr = r.FirstErr
 					}
 				}
+				p.cpu = append(p.cpu, c.cpu...)
 			}
-			hs, bs := h.Summary(), b.Summary()
-			if hs.Errors+bs.Errors > 0 {
-				fmt.Fprintf(stdout, "| %s | %d | errors: head %d (%v), base %d (%v) |\n", era.name, conc, hs.Errors, hs.FirstErr, bs.Errors, bs.FirstErr)
+			h, b := by["head"], by["base"]
+			if h.errs+b.errs > 0 {
+				fmt.Fprintf(stdout, "| %s | %d | errors: head %d (%v), base %d (%v) |\n", era.name, conc, h.errs, h.firstErr, b.errs, b.firstErr)
 				continue
 			}
 			var ratios []float64
 			var per []string
-			for i := range min(len(h.Rounds), len(b.Rounds)) {
-				r := h.Rounds[i].Rate / b.Rounds[i].Rate
+			for i := range min(len(h.rates), len(b.rates)) {
+				r := h.rates[i] / b.rates[i]
 				ratios = append(ratios, r)
 				per = append(per, fmt.Sprintf("%.2f", r))
 			}
-			fmt.Fprintf(stdout, "| %s | %d | %.0f | %.0f | %.3f | %s | %s | %s | %s → %s |\n", era.name, conc, bs.Rate, hs.Rate, median(ratios),
-				strings.Join(per, " "), bs.P50.Round(time.Microsecond), hs.P50.Round(time.Microsecond), cpuText(b.cpu), cpuText(h.cpu))
+			fmt.Fprintf(stdout, "| %s | %d | %.0f | %.0f | %.3f | %s | %s | %s | %s → %s |\n", era.name, conc,
+				median(b.rates)/float64(b.instances), median(h.rates)/float64(h.instances), median(ratios),
+				strings.Join(per, " "), median(b.p50s).Round(time.Microsecond), median(h.p50s).Round(time.Microsecond), cpuText(b.cpu), cpuText(h.cpu))
 		}
 	}
 	return nil
@@ -147,7 +174,7 @@ func cpuText(xs []time.Duration) string {
 	if len(xs) == 0 {
 		return "n/a"
 	}
-	return median(slices.Clone(xs)).Round(time.Microsecond).String()
+	return median(xs).Round(time.Microsecond).String()
 }
 
 // buildAt builds agentd from the commit ref of the repository: its tree
