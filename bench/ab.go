@@ -69,6 +69,7 @@ func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 		pid        int
 		call       func(context.Context) error
 		cpu        []time.Duration // agentd's CPU time per call, by round
+		client     []time.Duration // the load generator's (this process's)
 	}
 	var cells []*abCell
 	for _, conc := range e.Settings.Concurrency {
@@ -100,12 +101,17 @@ func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 		Interleave(ctx, e.Settings.Rounds, group, func(ctx context.Context, cell *Cell) Stats {
 			c := byCell[cell]
 			cpu0, err0 := cpuTime(c.pid)
+			self0, errSelf0 := cpuTime(os.Getpid())
 			st := Load(ctx, e.spec(conc), c.call)
 			cpu1, err1 := cpuTime(c.pid)
+			self1, errSelf1 := cpuTime(os.Getpid())
+			// The warm-up's calls are in the CPU time too.
+			calls := float64(st.Calls) * float64(e.Settings.Duration+e.Settings.Warmup) / float64(e.Settings.Duration)
 			if err0 == nil && err1 == nil && st.Calls > 0 {
-				// The warm-up's calls are in the CPU time too.
-				calls := float64(st.Calls) * float64(e.Settings.Duration+e.Settings.Warmup) / float64(e.Settings.Duration)
 				c.cpu = append(c.cpu, time.Duration(float64(cpu1-cpu0)/calls))
+			}
+			if errSelf0 == nil && errSelf1 == nil && st.Calls > 0 {
+				c.client = append(c.client, time.Duration(float64(self1-self0)/calls))
 			}
 			return st
 		})
@@ -118,14 +124,15 @@ func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "two instances of each build (started %s); %d rounds per instance of %s (after %s of warm-up), interleaved;\n",
 		strings.Join(abOrder, ", "), e.Settings.Rounds, e.Settings.Duration, e.Settings.Warmup)
 	fmt.Fprintf(stdout, "a round's ratio is the head instances' calls/s over the base instances'; p50 and CPU per call are medians over both instances' rounds\n\n")
-	fmt.Fprintf(stdout, "| era | c | base calls/s | head calls/s | head/base (median) | per round | base p50 | head p50 | agentd CPU/call base → head |\n")
-	fmt.Fprintf(stdout, "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |\n")
+	fmt.Fprintf(stdout, "| era | c | base calls/s | head calls/s | head/base (median) | per round | base p50 | head p50 | agentd CPU/call base → head | client CPU/call base → head |\n")
+	fmt.Fprintf(stdout, "| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |\n")
 	for _, conc := range e.Settings.Concurrency {
 		for _, era := range eras {
 			type pooled struct {
 				rates     []float64 // by round, summed over the build's instances
 				p50s      []time.Duration
 				cpu       []time.Duration
+				client    []time.Duration
 				errs      int
 				firstErr  error
 				instances int
@@ -149,6 +156,7 @@ func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 					}
 				}
 				p.cpu = append(p.cpu, c.cpu...)
+				p.client = append(p.client, c.client...)
 			}
 			h, b := by["head"], by["base"]
 			if h.errs+b.errs > 0 {
@@ -162,9 +170,9 @@ func runAB(ctx context.Context, e *Env, ref string, stdout io.Writer) error {
 				ratios = append(ratios, r)
 				per = append(per, fmt.Sprintf("%.2f", r))
 			}
-			fmt.Fprintf(stdout, "| %s | %d | %.0f | %.0f | %.3f | %s | %s | %s | %s → %s |\n", era.name, conc,
+			fmt.Fprintf(stdout, "| %s | %d | %.0f | %.0f | %.3f | %s | %s | %s | %s → %s | %s → %s |\n", era.name, conc,
 				median(b.rates)/float64(b.instances), median(h.rates)/float64(h.instances), median(ratios),
-				strings.Join(per, " "), median(b.p50s).Round(time.Microsecond), median(h.p50s).Round(time.Microsecond), cpuText(b.cpu), cpuText(h.cpu))
+				strings.Join(per, " "), median(b.p50s).Round(time.Microsecond), median(h.p50s).Round(time.Microsecond), cpuText(b.cpu), cpuText(h.cpu), cpuText(b.client), cpuText(h.client))
 		}
 	}
 	return nil
